@@ -1,0 +1,57 @@
+/* cow-context-private.h — the copy-on-write context.
+ *
+ * One context per shared allocation: the refcount of the storages whose
+ * bytes it owns, and a reader–writer lock.  Storages that copy the bytes
+ * hold it shared; the last reference takes it exclusive before stealing
+ * or freeing the bytes, which waits for every copy in flight
+ * (cow-thread-safety.md).  Invariant: refcount = number of storages
+ * pointing at the context; views share one storage and count once.
+ */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cow-allocator.h"
+#include "cow-private.h"
+
+typedef struct _CowContext {
+  _Atomic int64_t refcount;
+  uint64_t id;
+  /* Shared: a storage copying `data`.  Exclusive: the last reference
+   * taking over or freeing `data`. */
+  pthread_rwlock_t lock;
+  /* The original owner of the bytes, moved here from the first storage. */
+  void *data;
+  CowDataPtr owner;
+  size_t nbytes;
+  uint64_t allocation_id;
+  CowAllocator *allocator;
+} CowContext;
+
+/* A context owning @owner's bytes with refcount 1 (for @storage_id), or
+ * NULL when memory runs out. */
+COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
+                                          size_t nbytes, uint64_t allocation_id,
+                                          CowAllocator *allocator);
+
+/* Frees a context that was never published (lost a race); the bytes
+ * stay with their owner. */
+COW_INTERNAL void cow_context_discard (CowContext *context);
+
+/* Adds a storage; the context is shared (refcount ≥ 1) by the caller's
+ * source storage, so it cannot vanish: a relaxed increment suffices. */
+COW_INTERNAL void cow_context_ref (CowContext *context, uint64_t storage_id);
+
+/* Drops a storage that is being freed, not materialized: the last one
+ * waits for copies in flight (exclusive lock), frees the bytes with the
+ * original deleter and the context. */
+COW_INTERNAL void cow_context_unref (CowContext *context, uint64_t storage_id);
+
+/* Ends the context after its last reference took the bytes: waits for
+ * copies in flight and frees the context, not the bytes.  Returns the
+ * ns spent waiting for the exclusive lock. */
+COW_INTERNAL int64_t cow_context_finish_steal (CowContext *context,
+                                               uint64_t storage_id);

@@ -1,0 +1,94 @@
+/* cow-context.c — the copy-on-write context (see cow-context-private.h). */
+#include "cow-context-private.h"
+
+#include <stdlib.h>
+
+CowContext *
+cow_context_new (void *data, CowDataPtr owner, size_t nbytes,
+                 uint64_t allocation_id, CowAllocator *allocator)
+{
+  CowContext *context = malloc (sizeof *context);
+  if (context == NULL)
+    return NULL;
+  if (pthread_rwlock_init (&context->lock, NULL) != 0)
+    {
+      free (context);
+      return NULL;
+    }
+  atomic_init (&context->refcount, 1);
+  context->id = cow_next_id ();
+  context->data = data;
+  context->owner = owner;
+  context->nbytes = nbytes;
+  context->allocation_id = allocation_id;
+  context->allocator = allocator;
+  return context;
+}
+
+void
+cow_context_discard (CowContext *context)
+{
+  pthread_rwlock_destroy (&context->lock);
+  free (context);
+}
+
+void
+cow_context_ref (CowContext *context, uint64_t storage_id)
+{
+  /* Relaxed, as for shared_ptr copies: the caller already holds a
+   * reference, so no ordering with the bytes is needed. */
+  int64_t refcount = atomic_fetch_add_explicit (&context->refcount, 1,
+                                                memory_order_relaxed) + 1;
+  COW_TRACE (COW_EVENT_CONTEXT_REF, COW_OP_LAZY_CLONE, 0, context->id,
+             storage_id, (uint64_t) refcount, context->allocation_id, 0);
+}
+
+static int64_t
+lock_exclusive_timed (CowContext *context)
+{
+  /* Uncontended in the common case: try first, time only when waiting. */
+  if (pthread_rwlock_trywrlock (&context->lock) == 0)
+    return 0;
+  int64_t start = cow_trace_now_ns ();
+  pthread_rwlock_wrlock (&context->lock);
+  return cow_trace_now_ns () - start;
+}
+
+static void
+destroy (CowContext *context, uint64_t storage_id)
+{
+  COW_TRACE (COW_EVENT_CONTEXT_FREE, COW_OP_NONE, 0, context->id, storage_id,
+             0, context->allocation_id, 0);
+  pthread_rwlock_destroy (&context->lock);
+  free (context);
+}
+
+void
+cow_context_unref (CowContext *context, uint64_t storage_id)
+{
+  /* Release: our reads of the bytes happen before whoever frees them;
+   * the acquire fence below makes the others' reads visible to us. */
+  int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
+                                                memory_order_release) - 1;
+  COW_TRACE (COW_EVENT_CONTEXT_UNREF, COW_OP_NONE, 0, context->id, storage_id,
+             (uint64_t) refcount, context->allocation_id, 0);
+  if (refcount > 0)
+    return;
+  atomic_thread_fence (memory_order_acquire);
+  lock_exclusive_timed (context);
+  pthread_rwlock_unlock (&context->lock);
+  if (context->owner.deleter != NULL)
+    context->owner.deleter (context->owner.context);
+  COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE, 0, context->allocation_id,
+             context->nbytes, (uint64_t) (uintptr_t) context->data, 0, 0);
+  destroy (context, storage_id);
+}
+
+int64_t
+cow_context_finish_steal (CowContext *context, uint64_t storage_id)
+{
+  int64_t waited = lock_exclusive_timed (context);
+  pthread_rwlock_unlock (&context->lock);
+  destroy (context, storage_id);
+  return waited;
+}

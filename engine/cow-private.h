@@ -1,0 +1,69 @@
+/* cow-private.h — helpers shared by the engine's sources.  Not installed. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cow-error.h"
+#include "cow-trace.h"
+
+#define COW_LIKELY(x) __builtin_expect (!!(x), 1)
+#define COW_UNLIKELY(x) __builtin_expect (!!(x), 0)
+#define COW_INTERNAL __attribute__ ((visibility ("hidden")))
+#define COW_COLD __attribute__ ((cold, noinline))
+#define COW_PRINTF(f, a) __attribute__ ((format (printf, f, a)))
+
+/* Fills @error (if not NULL) and returns @code, so a failing path can say
+ * `return cow_set_error (error, COW_ERROR_SHAPE, "…", …);`. */
+COW_INTERNAL CowStatus cow_set_error (CowError *error, CowStatus code,
+                                      const char *format, ...) COW_PRINTF (3, 4);
+
+/* A fresh object id: unique within the process, never 0. */
+COW_INTERNAL uint64_t cow_next_id (void);
+
+/* Cached kernel ids of the calling thread and the process (reset in a
+ * forked child). */
+COW_INTERNAL uint32_t cow_current_tid (void);
+COW_INTERNAL uint32_t cow_current_pid (void);
+
+/* The installed sink.  Acquire pairs with the release in
+ * cow_trace_set_sink(), so the sink's fields are visible; on x86-64 and
+ * arm64 it is a plain load. */
+COW_INTERNAL extern _Atomic (const CowTraceSink *) cow_trace_sink_installed;
+COW_INTERNAL extern _Atomic uint64_t cow_trace_sink_epoch;
+
+static inline const CowTraceSink *
+cow_trace_sink (void)
+{
+  return atomic_load_explicit (&cow_trace_sink_installed, memory_order_acquire);
+}
+
+/* Fills an event's header and hands it to @sink.  Cold: only called once
+ * a trace point has seen a sink. */
+COW_INTERNAL void cow_trace_emit (const CowTraceSink *sink, CowEventType type,
+                                  CowOp op, uint32_t aux, uint64_t v0,
+                                  uint64_t v1, uint64_t v2, uint64_t v3,
+                                  uint64_t v4) COW_COLD;
+
+/* The trace point: one branch when no sink is installed; the arguments
+ * are evaluated only when one is. */
+#define COW_TRACE(type, op, aux, v0, v1, v2, v3, v4)                          \
+  do {                                                                         \
+    const CowTraceSink *cow_sink_ = cow_trace_sink ();                         \
+    if (COW_UNLIKELY (cow_sink_ != NULL))                                      \
+      cow_trace_emit (cow_sink_, (type), (op), (aux), (v0), (v1), (v2), (v3),  \
+                      (v4));                                                   \
+  } while (0)
+
+/* Interns @text (immortal copy) and returns its id (0 for NULL or when
+ * memory runs out).  If a sink is installed and has not seen the string,
+ * it is announced first.  *@stable receives the interned copy. */
+COW_INTERNAL uint64_t cow_intern_string (const char *text, const char **stable);
+
+/* Overflow-checked arithmetic for sizes. */
+static inline int
+cow_mul_overflows (int64_t a, int64_t b, int64_t *out)
+{
+  return __builtin_mul_overflow (a, b, out);
+}

@@ -1,0 +1,354 @@
+/* cow-storage.c — storages, lazy sharing of their bytes and
+ * materialization.
+ *
+ * Materialization follows cow-thread-safety.md with PyTorch's 2026 order:
+ * every step that can fail (allocating, copying) runs before the
+ * context's refcount drops, so a failure leaves a valid lazy copy.  The
+ * copy runs under the context's shared lock and the decrement happens
+ * while it is still held; whoever drops the count to zero takes the
+ * exclusive lock, which waits for every copy in flight, and steals the
+ * bytes.  So when every sharer writes, exactly one of them steals.
+ */
+#include "cow-storage-private.h"
+#include "cow-simulate-private.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+static CowStorage *
+storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
+{
+  CowStorage *storage = malloc (sizeof *storage);
+  if (storage == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
+      return NULL;
+    }
+  atomic_init (&storage->refcount, 1);
+  storage->id = cow_next_id ();
+  storage->nbytes = nbytes;
+  storage->allocator = allocator;
+  storage->data = NULL;
+  storage->allocation_id = 0;
+  storage->owner = (CowDataPtr) { 0 };
+  atomic_init (&storage->cow, NULL);
+  atomic_init (&storage->sim, NULL);
+  return storage;
+}
+
+static uint32_t
+allocation_kind (const CowAllocator *allocator)
+{
+  if (allocator == NULL)
+    return COW_ALLOCATION_FOREIGN;
+  return allocator->device_type == COW_DEVICE_CUDA ? COW_ALLOCATION_CUDA
+                                                   : COW_ALLOCATION_CPU;
+}
+
+CowStorage *
+cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
+{
+  if (allocator == NULL)
+    allocator = cow_cpu_allocator ();
+  CowStorage *storage = storage_alloc (nbytes, allocator, error);
+  if (storage == NULL)
+    return NULL;
+  if (allocator->allocate (allocator, nbytes, &storage->owner, error) != COW_OK)
+    {
+      free (storage);
+      return NULL;
+    }
+  storage->data = storage->owner.data;
+  storage->allocation_id = cow_next_id ();
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, COW_OP_EMPTY, allocation_kind (allocator),
+             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
+             (uint64_t) allocator->device_index, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_EMPTY, 0, storage->id,
+             storage->allocation_id, nbytes, 0, 0);
+  return storage;
+}
+
+CowStorage *
+cow_storage_new_foreign (void *data, size_t nbytes, void *context,
+                         CowDeleterFn deleter, CowError *error)
+{
+  if (data == NULL && nbytes > 0)
+    {
+      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                     "foreign memory of %zu bytes has a NULL data pointer", nbytes);
+      return NULL;
+    }
+  CowStorage *storage = storage_alloc (nbytes, NULL, error);
+  if (storage == NULL)
+    return NULL;
+  storage->data = data;
+  storage->owner = (CowDataPtr) { .data = data, .context = context, .deleter = deleter };
+  storage->allocation_id = cow_next_id ();
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, COW_OP_FROM_FOREIGN, COW_ALLOCATION_FOREIGN,
+             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) data, 0, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_FROM_FOREIGN, 0, storage->id,
+             storage->allocation_id, nbytes, 0, 0);
+  return storage;
+}
+
+CowStorage *
+cow_storage_ref (CowStorage *storage)
+{
+  if (storage != NULL)
+    /* Relaxed: the caller already holds a reference. */
+    atomic_fetch_add_explicit (&storage->refcount, 1, memory_order_relaxed);
+  return storage;
+}
+
+static void
+release_owner (CowStorage *storage)
+{
+  if (storage->owner.deleter != NULL)
+    storage->owner.deleter (storage->owner.context);
+  COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
+             allocation_kind (storage->allocator), storage->allocation_id,
+             storage->nbytes, (uint64_t) (uintptr_t) storage->data, 0, 0);
+}
+
+void
+cow_storage_unref (CowStorage *storage)
+{
+  if (storage == NULL)
+    return;
+  /* Release/acquire as for any refcounted object: every use by other
+   * holders happens before the free. */
+  if (atomic_fetch_sub_explicit (&storage->refcount, 1, memory_order_release) != 1)
+    return;
+  atomic_thread_fence (memory_order_acquire);
+
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
+  uint64_t context_id = context != NULL ? context->id : 0;
+  if (context != NULL)
+    cow_context_unref (context, storage->id);
+  else
+    release_owner (storage);
+  cow_sim_state_free (atomic_load_explicit (&storage->sim, memory_order_relaxed));
+  COW_TRACE (COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
+             storage->allocation_id, storage->nbytes, context_id, 0);
+  free (storage);
+}
+
+size_t cow_storage_nbytes (const CowStorage *storage) { return storage->nbytes; }
+uint64_t cow_storage_id (const CowStorage *storage) { return storage->id; }
+uint64_t cow_storage_allocation_id (const CowStorage *storage) { return storage->allocation_id; }
+const void *cow_storage_const_data (const CowStorage *storage) { return storage->data; }
+
+int64_t
+cow_storage_refcount (const CowStorage *storage)
+{
+  return atomic_load_explicit (&storage->refcount, memory_order_relaxed);
+}
+
+bool
+cow_storage_is_cow (const CowStorage *storage)
+{
+  return cow_storage_needs_materialize (storage);
+}
+
+int64_t
+cow_storage_context_refcount (const CowStorage *storage)
+{
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  return context ? atomic_load_explicit (&context->refcount, memory_order_relaxed) : 0;
+}
+
+uint64_t
+cow_storage_context_id (const CowStorage *storage)
+{
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  return context ? context->id : 0;
+}
+
+CowEagerReason
+cow_storage_wrap_refusal (const CowStorage *storage)
+{
+  if (storage->allocator == NULL)
+    return COW_EAGER_FOREIGN_DATA_PTR;
+  if (!storage->allocator->is_simple_data_ptr (storage->allocator, &storage->owner))
+    return COW_EAGER_NOT_SIMPLE;
+  return 0;
+}
+
+CowStorage *
+cow_storage_lazy_clone (CowStorage *storage, CowError *error)
+{
+  if (storage == NULL)
+    {
+      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "lazy_clone: storage is NULL");
+      return NULL;
+    }
+  /* Acquire pairs with the publishing CAS: the context's fields are set. */
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  if (context == NULL)
+    {
+      CowEagerReason refusal = cow_storage_wrap_refusal (storage);
+      if (refusal != 0)
+        {
+          cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                         "lazy_clone: storage %" PRIu64 " %s", storage->id,
+                         refusal == COW_EAGER_FOREIGN_DATA_PTR
+                           ? "wraps foreign memory with its own deleter"
+                           : "has a data pointer its allocator cannot share");
+          return NULL;
+        }
+    }
+
+  CowStorage *result = storage_alloc (storage->nbytes, storage->allocator, error);
+  if (result == NULL)
+    return NULL;
+
+  if (context == NULL)
+    {
+      /* Turn the source copy-on-write in place: its bytes move into a new
+       * context.  Two threads may race here; the CAS picks one context. */
+      CowContext *fresh = cow_context_new (storage->data, storage->owner,
+                                           storage->nbytes, storage->allocation_id,
+                                           storage->allocator);
+      if (fresh == NULL)
+        {
+          free (result);
+          cow_set_error (error, COW_ERROR_NO_MEMORY, "lazy_clone: cannot allocate a context");
+          return NULL;
+        }
+      CowContext *expected = NULL;
+      if (atomic_compare_exchange_strong_explicit (&storage->cow, &expected, fresh,
+                                                   memory_order_acq_rel,
+                                                   memory_order_acquire))
+        {
+          context = fresh;
+          COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
+                     storage->id, 1, context->allocation_id, 0);
+        }
+      else
+        {
+          cow_context_discard (fresh);
+          context = expected;
+        }
+    }
+
+  cow_context_ref (context, result->id);
+  result->data = storage->data;
+  result->allocation_id = context->allocation_id;
+  atomic_init (&result->cow, context);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, 0, result->id,
+             result->allocation_id, result->nbytes, context->id, storage->id);
+  return result;
+}
+
+/* The last reference keeps the original bytes.  @context's refcount is
+ * already zero. */
+static int64_t
+steal (CowStorage *storage, CowContext *context)
+{
+  storage->data = context->data;
+  storage->owner = context->owner;
+  storage->allocation_id = context->allocation_id;
+  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  return cow_context_finish_steal (context, storage->id);
+}
+
+static void
+finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
+        int64_t waited)
+{
+  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind, storage->id, context_id,
+             storage->allocation_id, storage->nbytes, (uint64_t) waited);
+}
+
+CowStatus
+cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
+                         CowError *error)
+{
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  if (context == NULL)
+    return COW_OK;
+  /* Saved for the end event: the context may be gone by then. */
+  uint64_t context_id = context->id;
+
+  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, 0, storage->id, context->id,
+             tensor_id, storage->nbytes, 0);
+
+  /* Acquire pairs with the other storages' release decrements. */
+  if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
+    {
+      /* Unique: nothing else can add a reference, since a lazy clone of
+       * this storage would be a read racing this write. */
+      atomic_store_explicit (&context->refcount, 0, memory_order_relaxed);
+      COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context->id, storage->id, 0,
+                 context->allocation_id, 0);
+      int64_t waited = steal (storage, context);
+      finish (storage, context_id, op, COW_MATERIALIZE_STEAL, waited);
+      return COW_OK;
+    }
+
+  /* Fallible steps first: on failure the storage is still a lazy copy. */
+  CowAllocator *allocator = storage->allocator;
+  CowDataPtr fresh;
+  if (allocator->allocate (allocator, storage->nbytes, &fresh, error) != COW_OK)
+    {
+      finish (storage, context_id, op, COW_MATERIALIZE_FAILED, 0);
+      return error ? error->code : COW_ERROR_NO_MEMORY;
+    }
+  uint64_t fresh_id = cow_next_id ();
+
+  int64_t waited = 0;
+  if (pthread_rwlock_tryrdlock (&context->lock) != 0)
+    {
+      int64_t start = cow_trace_now_ns ();
+      pthread_rwlock_rdlock (&context->lock);
+      waited = cow_trace_now_ns () - start;
+    }
+  CowStatus status = allocator->copy_data (allocator, fresh.data, context->data,
+                                           storage->nbytes, error);
+  if (status != COW_OK)
+    {
+      pthread_rwlock_unlock (&context->lock);
+      if (fresh.deleter != NULL)
+        fresh.deleter (fresh.context);
+      finish (storage, context_id, op, COW_MATERIALIZE_FAILED, waited);
+      return status;
+    }
+  /* Still under the shared lock, so a sharer that drops the count to
+   * zero waits for this copy before it steals or frees the bytes. */
+  int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
+                                                memory_order_acq_rel) - 1;
+  COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context->id, storage->id,
+             (uint64_t) refcount, context->allocation_id, 0);
+  pthread_rwlock_unlock (&context->lock);
+
+  if (refcount == 0)
+    {
+      /* Every other sharer left while we copied: we are the last, so the
+       * copy was unneeded.  Keep the original bytes, as a steal would. */
+      if (fresh.deleter != NULL)
+        fresh.deleter (fresh.context);
+      waited += steal (storage, context);
+      finish (storage, context_id, op,
+              COW_MATERIALIZE_STEAL | COW_MATERIALIZE_FLAG_COPY_DISCARDED, waited);
+      return COW_OK;
+    }
+
+  storage->data = fresh.data;
+  storage->owner = fresh;
+  storage->allocation_id = fresh_id;
+  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, allocation_kind (allocator), fresh_id,
+             storage->nbytes, (uint64_t) (uintptr_t) fresh.data,
+             (uint64_t) allocator->device_index, 0);
+  finish (storage, context_id, op, COW_MATERIALIZE_COPY, waited);
+  return COW_OK;
+}
+
+void *
+cow_storage_mutable_data (CowStorage *storage, CowError *error)
+{
+  if (COW_UNLIKELY (cow_storage_needs_materialize (storage))
+      && cow_storage_materialize (storage, COW_OP_MUTABLE_DATA, 0, error) != COW_OK)
+    return NULL;
+  return storage->data;
+}

@@ -1,0 +1,15 @@
+/* cowtensor.h — libcowtensor, a tensor runtime with copy-on-write storage.
+ *
+ * Include this header only.  Public symbols start with cow_ / Cow.
+ */
+#pragma once
+
+#include "cow-allocator.h"
+#include "cow-dtype.h"
+#include "cow-error.h"
+#include "cow-lazy.h"
+#include "cow-ops.h"
+#include "cow-range.h"
+#include "cow-storage.h"
+#include "cow-tensor.h"
+#include "cow-trace.h"
