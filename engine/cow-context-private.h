@@ -42,8 +42,16 @@ COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
 COW_INTERNAL void cow_context_discard (CowContext *context);
 
 /* Adds a storage; the context is shared (refcount ≥ 1) by the caller's
- * source storage, so it cannot vanish: a relaxed increment suffices. */
-COW_INTERNAL void cow_context_ref (CowContext *context, uint64_t storage_id);
+ * source storage, so it cannot vanish: a relaxed increment suffices, as
+ * for shared_ptr copies.  Inline: it is most of a lazy clone's cost. */
+static inline void
+cow_context_ref (CowContext *context, uint64_t storage_id)
+{
+  int64_t refcount = atomic_fetch_add_explicit (&context->refcount, 1,
+                                                memory_order_relaxed) + 1;
+  COW_TRACE (COW_EVENT_CONTEXT_REF, COW_OP_LAZY_CLONE, 0, context->id,
+             storage_id, (uint64_t) refcount, context->allocation_id, 0);
+}
 
 /* Drops a storage that is being freed, not materialized: the last one
  * waits for copies in flight (exclusive lock), frees the bytes with the

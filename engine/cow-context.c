@@ -32,17 +32,6 @@ cow_context_discard (CowContext *context)
   free (context);
 }
 
-void
-cow_context_ref (CowContext *context, uint64_t storage_id)
-{
-  /* Relaxed, as for shared_ptr copies: the caller already holds a
-   * reference, so no ordering with the bytes is needed. */
-  int64_t refcount = atomic_fetch_add_explicit (&context->refcount, 1,
-                                                memory_order_relaxed) + 1;
-  COW_TRACE (COW_EVENT_CONTEXT_REF, COW_OP_LAZY_CLONE, 0, context->id,
-             storage_id, (uint64_t) refcount, context->allocation_id, 0);
-}
-
 static int64_t
 lock_exclusive_timed (CowContext *context)
 {

@@ -10,10 +10,10 @@
 #define COW_ID_BLOCK 1024
 
 static _Atomic uint64_t next_id_block = 1;
-static _Thread_local uint64_t thread_next_id;
-static _Thread_local uint64_t thread_id_limit;
+static COW_TLS uint64_t thread_next_id;
+static COW_TLS uint64_t thread_id_limit;
 
-static _Thread_local uint32_t cached_tid;
+static COW_TLS uint32_t cached_tid;
 static _Atomic uint32_t cached_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 

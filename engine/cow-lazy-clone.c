@@ -5,6 +5,8 @@
 #include "cow-lazy-private.h"
 #include "cow-lazy.h"
 
+#include <stdlib.h>
+
 CowTensor *
 cow_tensor_lazy_clone_as (CowTensor *tensor, int ndim, const int64_t *sizes,
                           const int64_t *strides, CowOp op, CowError *error)
@@ -20,17 +22,24 @@ cow_tensor_lazy_clone_as (CowTensor *tensor, int ndim, const int64_t *sizes,
       return copy;
     }
 
-  CowStorage *shared = cow_storage_lazy_clone (source, error);
-  if (shared == NULL)
-    return NULL;
-  CowTensor *result = cow_tensor_make (shared, ndim, sizes, strides,
-                                       tensor->storage_offset, tensor->dtype, op,
-                                       tensor, NULL, error);
-  cow_storage_unref (shared); /* the tensor holds its own reference */
-  if (result != NULL)
-    COW_TRACE (COW_EVENT_LAZY_CLONE, op, 0, tensor->id, result->id, source->id,
-               shared->id, cow_storage_context_id (shared));
-  return result;
+  /* One allocation for the new tensor and its storage keeps a lazy clone
+   * within a small factor of a bare malloc. */
+  CowTensorBlock *block = malloc (sizeof *block);
+  if (block == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "lazy_clone: cannot allocate a tensor object");
+      return NULL;
+    }
+  if (cow_storage_init_lazy_clone (&block->storage, block, source, error) != COW_OK)
+    {
+      free (block);
+      return NULL;
+    }
+  cow_tensor_init (&block->tensor, &block->storage, ndim, sizes, strides,
+                   tensor->storage_offset, tensor->dtype, op, tensor, NULL);
+  COW_TRACE (COW_EVENT_LAZY_CLONE, op, 0, tensor->id, block->tensor.id, source->id,
+             block->storage.id, cow_storage_context_id (&block->storage));
+  return &block->tensor;
 }
 
 CowTensor *

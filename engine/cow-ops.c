@@ -143,23 +143,8 @@ CowTensor *
 cow_tensor_new_like (int ndim, const int64_t *sizes, CowDType dtype, CowOp op,
                      const CowTensor *base, CowError *error)
 {
-  int64_t numel, nbytes, strides[COW_MAX_DIMS];
-  if (cow_check_sizes (cow_op_name (op), ndim, sizes, &numel, error) != COW_OK)
-    return NULL;
-  if (cow_mul_overflows (numel, (int64_t) cow_dtype_size (dtype), &nbytes))
-    {
-      cow_set_error (error, COW_ERROR_OVERFLOW, "%s: the byte count overflows", cow_op_name (op));
-      return NULL;
-    }
-  CowAllocator *allocator = base && base->storage->allocator ? base->storage->allocator : NULL;
-  CowStorage *storage = cow_storage_new ((size_t) nbytes, allocator, error);
-  if (storage == NULL)
-    return NULL;
-  cow_contiguous_strides (ndim, sizes, strides);
-  CowTensor *tensor = cow_tensor_make (storage, ndim, sizes, strides, 0, dtype, op,
-                                       base, NULL, error);
-  cow_storage_unref (storage);
-  return tensor;
+  CowAllocator *allocator = base ? base->storage->allocator : NULL;
+  return cow_tensor_new_fresh (ndim, sizes, dtype, allocator, op, base, error);
 }
 
 CowTensor *

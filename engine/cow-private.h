@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cow-error.h"
@@ -55,6 +56,25 @@ COW_INTERNAL void cow_trace_emit (const CowTraceSink *sink, CowEventType type,
       cow_trace_emit (cow_sink_, (type), (op), (aux), (v0), (v1), (v2), (v3),  \
                       (v4));                                                   \
   } while (0)
+
+/* Drops one reference from @refcount; true when it was the last, with
+ * every other holder's use of the object visible to the caller.  A count
+ * of 1 seen by a holder cannot grow (only holders add references), so
+ * the atomic RMW is skipped then, as libstdc++'s shared_ptr does. */
+static inline bool
+cow_release_ref (_Atomic int64_t *refcount)
+{
+  if (atomic_load_explicit (refcount, memory_order_acquire) == 1)
+    return true;
+  if (atomic_fetch_sub_explicit (refcount, 1, memory_order_release) != 1)
+    return false;
+  atomic_thread_fence (memory_order_acquire);
+  return true;
+}
+
+/* Thread-locals in the hot path use the initial-exec model: a plain
+ * %fs-relative load instead of a __tls_get_addr call. */
+#define COW_TLS _Thread_local __attribute__ ((tls_model ("initial-exec")))
 
 /* Interns @text (immortal copy) and returns its id (0 for NULL or when
  * memory runs out).  If a sink is installed and has not seen the string,

@@ -24,7 +24,20 @@ struct _CowStorage {
   _Atomic (CowContext *) cow;
   /* Simulate-mode tracking; NULL until a simulated lazy copy exists. */
   _Atomic (CowSimState *) sim;
+  /* The memory freed with this storage: itself, or the block it shares
+   * with the tensor it was made for (see cow_tensor_unref()). */
+  void *block;
 };
+
+/* Initialise storage objects in memory the caller provides (@block is
+ * freed when the storage goes).  On failure nothing is left to undo but
+ * the caller's own memory. */
+COW_INTERNAL CowStatus cow_storage_init_new (CowStorage *storage, void *block,
+                                             size_t nbytes, CowAllocator *allocator,
+                                             CowOp op, CowError *error);
+COW_INTERNAL CowStatus cow_storage_init_lazy_clone (CowStorage *result, void *block,
+                                                    CowStorage *source,
+                                                    CowError *error);
 
 /* Materializes a copy-on-write storage for a write by @op through tensor
  * @tensor_id.  Copies the bytes when other storages still share them,

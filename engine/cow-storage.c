@@ -15,15 +15,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-static CowStorage *
-storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
+static void
+storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator)
 {
-  CowStorage *storage = malloc (sizeof *storage);
-  if (storage == NULL)
-    {
-      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
-      return NULL;
-    }
   atomic_init (&storage->refcount, 1);
   storage->id = cow_next_id ();
   storage->nbytes = nbytes;
@@ -33,6 +27,19 @@ storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
   storage->owner = (CowDataPtr) { 0 };
   atomic_init (&storage->cow, NULL);
   atomic_init (&storage->sim, NULL);
+  storage->block = block;
+}
+
+static CowStorage *
+storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
+{
+  CowStorage *storage = malloc (sizeof *storage);
+  if (storage == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
+      return NULL;
+    }
+  storage_init (storage, storage, nbytes, allocator);
   return storage;
 }
 
@@ -45,26 +52,41 @@ allocation_kind (const CowAllocator *allocator)
                                                    : COW_ALLOCATION_CPU;
 }
 
-CowStorage *
-cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
+CowStatus
+cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
+                      CowAllocator *allocator, CowOp op, CowError *error)
 {
   if (allocator == NULL)
     allocator = cow_cpu_allocator ();
-  CowStorage *storage = storage_alloc (nbytes, allocator, error);
+  storage_init (storage, block, nbytes, allocator);
+  CowStatus status = allocator->allocate (allocator, nbytes, &storage->owner, error);
+  if (status != COW_OK)
+    return status;
+  storage->data = storage->owner.data;
+  storage->allocation_id = cow_next_id ();
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, allocation_kind (allocator),
+             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
+             (uint64_t) allocator->device_index, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, op, 0, storage->id, storage->allocation_id,
+             nbytes, 0, 0);
+  return COW_OK;
+}
+
+CowStorage *
+cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
+{
+  CowStorage *storage = malloc (sizeof *storage);
   if (storage == NULL)
-    return NULL;
-  if (allocator->allocate (allocator, nbytes, &storage->owner, error) != COW_OK)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
+      return NULL;
+    }
+  if (cow_storage_init_new (storage, storage, nbytes, allocator, COW_OP_EMPTY,
+                            error) != COW_OK)
     {
       free (storage);
       return NULL;
     }
-  storage->data = storage->owner.data;
-  storage->allocation_id = cow_next_id ();
-  COW_TRACE (COW_EVENT_ALLOCATION_NEW, COW_OP_EMPTY, allocation_kind (allocator),
-             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
-             (uint64_t) allocator->device_index, 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_EMPTY, 0, storage->id,
-             storage->allocation_id, nbytes, 0, 0);
   return storage;
 }
 
@@ -115,11 +137,8 @@ cow_storage_unref (CowStorage *storage)
 {
   if (storage == NULL)
     return;
-  /* Release/acquire as for any refcounted object: every use by other
-   * holders happens before the free. */
-  if (atomic_fetch_sub_explicit (&storage->refcount, 1, memory_order_release) != 1)
+  if (!cow_release_ref (&storage->refcount))
     return;
-  atomic_thread_fence (memory_order_acquire);
 
   CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   uint64_t context_id = context != NULL ? context->id : 0;
@@ -127,10 +146,12 @@ cow_storage_unref (CowStorage *storage)
     cow_context_unref (context, storage->id);
   else
     release_owner (storage);
-  cow_sim_state_free (atomic_load_explicit (&storage->sim, memory_order_relaxed));
+  CowSimState *sim = atomic_load_explicit (&storage->sim, memory_order_relaxed);
+  if (COW_UNLIKELY (sim != NULL))
+    cow_sim_state_free (sim);
   COW_TRACE (COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
              storage->allocation_id, storage->nbytes, context_id, 0);
-  free (storage);
+  free (storage->block);
 }
 
 size_t cow_storage_nbytes (const CowStorage *storage) { return storage->nbytes; }
@@ -174,47 +195,30 @@ cow_storage_wrap_refusal (const CowStorage *storage)
   return 0;
 }
 
-CowStorage *
-cow_storage_lazy_clone (CowStorage *storage, CowError *error)
+CowStatus
+cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
+                             CowError *error)
 {
-  if (storage == NULL)
-    {
-      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "lazy_clone: storage is NULL");
-      return NULL;
-    }
   /* Acquire pairs with the publishing CAS: the context's fields are set. */
   CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
   if (context == NULL)
     {
       CowEagerReason refusal = cow_storage_wrap_refusal (storage);
       if (refusal != 0)
-        {
-          cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
-                         "lazy_clone: storage %" PRIu64 " %s", storage->id,
-                         refusal == COW_EAGER_FOREIGN_DATA_PTR
-                           ? "wraps foreign memory with its own deleter"
-                           : "has a data pointer its allocator cannot share");
-          return NULL;
-        }
-    }
+        return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                              "lazy_clone: storage %" PRIu64 " %s", storage->id,
+                              refusal == COW_EAGER_FOREIGN_DATA_PTR
+                                ? "wraps foreign memory with its own deleter"
+                                : "has a data pointer its allocator cannot share");
 
-  CowStorage *result = storage_alloc (storage->nbytes, storage->allocator, error);
-  if (result == NULL)
-    return NULL;
-
-  if (context == NULL)
-    {
       /* Turn the source copy-on-write in place: its bytes move into a new
        * context.  Two threads may race here; the CAS picks one context. */
       CowContext *fresh = cow_context_new (storage->data, storage->owner,
                                            storage->nbytes, storage->allocation_id,
                                            storage->allocator);
       if (fresh == NULL)
-        {
-          free (result);
-          cow_set_error (error, COW_ERROR_NO_MEMORY, "lazy_clone: cannot allocate a context");
-          return NULL;
-        }
+        return cow_set_error (error, COW_ERROR_NO_MEMORY,
+                              "lazy_clone: cannot allocate a context");
       CowContext *expected = NULL;
       if (atomic_compare_exchange_strong_explicit (&storage->cow, &expected, fresh,
                                                    memory_order_acq_rel,
@@ -231,12 +235,35 @@ cow_storage_lazy_clone (CowStorage *storage, CowError *error)
         }
     }
 
+  storage_init (result, block, storage->nbytes, storage->allocator);
   cow_context_ref (context, result->id);
   result->data = storage->data;
   result->allocation_id = context->allocation_id;
   atomic_init (&result->cow, context);
   COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, 0, result->id,
              result->allocation_id, result->nbytes, context->id, storage->id);
+  return COW_OK;
+}
+
+CowStorage *
+cow_storage_lazy_clone (CowStorage *storage, CowError *error)
+{
+  if (storage == NULL)
+    {
+      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "lazy_clone: storage is NULL");
+      return NULL;
+    }
+  CowStorage *result = malloc (sizeof *result);
+  if (result == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
+      return NULL;
+    }
+  if (cow_storage_init_lazy_clone (result, result, storage, error) != COW_OK)
+    {
+      free (result);
+      return NULL;
+    }
   return result;
 }
 

@@ -20,6 +20,22 @@ struct _CowTensor {
   int64_t strides[COW_MAX_DIMS]; /* in elements */
 };
 
+/* A tensor and the storage made for it, allocated together: one malloc
+ * per new tensor.  The block is freed with the storage, which outlives
+ * the tensor while views of it remain. */
+typedef struct {
+  CowTensor tensor;
+  CowStorage storage;
+} CowTensorBlock;
+
+/* Fills @tensor (refcount 1) over @storage, whose reference it takes over,
+ * and emits TENSOR_NEW.  The layout must already be checked. */
+COW_INTERNAL void cow_tensor_init (CowTensor *tensor, CowStorage *storage,
+                                   int ndim, const int64_t *sizes,
+                                   const int64_t *strides, int64_t storage_offset,
+                                   CowDType dtype, CowOp op, const CowTensor *base,
+                                   CowShadow *shadow);
+
 /* Checks @ndim and @sizes; on success stores the element count. */
 COW_INTERNAL CowStatus cow_check_sizes (const char *what, int ndim,
                                         const int64_t *sizes, int64_t *numel,
@@ -73,8 +89,15 @@ cow_tensor_itemsize (const CowTensor *tensor)
   return cow_dtype_size (tensor->dtype);
 }
 
-/* A new contiguous tensor in a fresh storage (from @base's allocator when
- * given), made by @op. */
+/* A new contiguous tensor in a fresh storage from @allocator (the CPU
+ * allocator if NULL), allocated with it in one block, made by @op from
+ * @base (may be NULL). */
+COW_INTERNAL CowTensor *cow_tensor_new_fresh (int ndim, const int64_t *sizes,
+                                              CowDType dtype, CowAllocator *allocator,
+                                              CowOp op, const CowTensor *base,
+                                              CowError *error);
+
+/* As cow_tensor_new_fresh(), from @base's allocator when given. */
 COW_INTERNAL CowTensor *cow_tensor_new_like (int ndim, const int64_t *sizes,
                                              CowDType dtype, CowOp op,
                                              const CowTensor *base,

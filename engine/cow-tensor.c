@@ -54,21 +54,15 @@ cow_wrap_dim (const char *what, int dim, int ndim, int *out, CowError *error)
   return COW_OK;
 }
 
-CowTensor *
-cow_tensor_make (CowStorage *storage, int ndim, const int64_t *sizes,
-                 const int64_t *strides, int64_t storage_offset, CowDType dtype,
-                 CowOp op, const CowTensor *base, CowShadow *shadow,
-                 CowError *error)
+void
+cow_tensor_init (CowTensor *tensor, CowStorage *storage, int ndim,
+                 const int64_t *sizes, const int64_t *strides,
+                 int64_t storage_offset, CowDType dtype, CowOp op,
+                 const CowTensor *base, CowShadow *shadow)
 {
-  CowTensor *tensor = malloc (sizeof *tensor);
-  if (tensor == NULL)
-    {
-      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a tensor object");
-      return NULL;
-    }
   atomic_init (&tensor->refcount, 1);
   tensor->id = cow_next_id ();
-  tensor->storage = cow_storage_ref (storage);
+  tensor->storage = storage;
   tensor->shadow = cow_shadow_ref (shadow);
   tensor->storage_offset = storage_offset;
   tensor->ndim = ndim;
@@ -85,6 +79,22 @@ cow_tensor_make (CowStorage *storage, int ndim, const int64_t *sizes,
   COW_TRACE (COW_EVENT_TENSOR_NEW, op, (uint32_t) dtype | (uint32_t) ndim << 8,
              tensor->id, storage->id, base ? base->id : 0, (uint64_t) numel,
              (uint64_t) storage_offset);
+}
+
+CowTensor *
+cow_tensor_make (CowStorage *storage, int ndim, const int64_t *sizes,
+                 const int64_t *strides, int64_t storage_offset, CowDType dtype,
+                 CowOp op, const CowTensor *base, CowShadow *shadow,
+                 CowError *error)
+{
+  CowTensor *tensor = malloc (sizeof *tensor);
+  if (tensor == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a tensor object");
+      return NULL;
+    }
+  cow_tensor_init (tensor, cow_storage_ref (storage), ndim, sizes, strides,
+                   storage_offset, dtype, op, base, shadow);
   return tensor;
 }
 
@@ -150,6 +160,7 @@ cow_tensor_make_view (CowTensor *base, int ndim, const int64_t *sizes,
                           base->dtype, op, base, base->shadow, error);
 }
 
+/* A contiguous tensor over @storage, whose reference it takes over. */
 static CowTensor *
 tensor_new_contiguous (CowStorage *storage, int ndim, const int64_t *sizes,
                        CowDType dtype, CowOp op, CowError *error)
@@ -158,7 +169,7 @@ tensor_new_contiguous (CowStorage *storage, int ndim, const int64_t *sizes,
   cow_contiguous_strides (ndim, sizes, strides);
   CowTensor *tensor = cow_tensor_make (storage, ndim, sizes, strides, 0, dtype,
                                        op, NULL, NULL, error);
-  cow_storage_unref (storage); /* the tensor holds its own reference */
+  cow_storage_unref (storage);
   return tensor;
 }
 
@@ -186,36 +197,50 @@ byte_count (const char *what, int ndim, const int64_t *sizes, CowDType dtype,
   return COW_OK;
 }
 
-static CowTensor *
-new_with_op (int ndim, const int64_t *sizes, CowDType dtype,
-             CowAllocator *allocator, CowOp op, CowError *error)
+CowTensor *
+cow_tensor_new_fresh (int ndim, const int64_t *sizes, CowDType dtype,
+                      CowAllocator *allocator, CowOp op, const CowTensor *base,
+                      CowError *error)
 {
   size_t nbytes;
   if (byte_count (cow_op_name (op), ndim, sizes, dtype, &nbytes, error) != COW_OK)
     return NULL;
-  CowStorage *storage = cow_storage_new (nbytes, allocator, error);
-  if (storage == NULL)
-    return NULL;
-  return tensor_new_contiguous (storage, ndim, sizes, dtype, op, error);
+  CowTensorBlock *block = malloc (sizeof *block);
+  if (block == NULL)
+    {
+      cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a tensor object");
+      return NULL;
+    }
+  if (cow_storage_init_new (&block->storage, block, nbytes, allocator, op, error) != COW_OK)
+    {
+      free (block);
+      return NULL;
+    }
+  int64_t strides[COW_MAX_DIMS];
+  cow_contiguous_strides (ndim, sizes, strides);
+  cow_tensor_init (&block->tensor, &block->storage, ndim, sizes, strides, 0, dtype,
+                   op, base, NULL);
+  return &block->tensor;
 }
+
 
 CowTensor *
 cow_tensor_empty_with_allocator (int ndim, const int64_t *sizes, CowDType dtype,
                                  CowAllocator *allocator, CowError *error)
 {
-  return new_with_op (ndim, sizes, dtype, allocator, COW_OP_EMPTY, error);
+  return cow_tensor_new_fresh (ndim, sizes, dtype, allocator, COW_OP_EMPTY, NULL, error);
 }
 
 CowTensor *
 cow_tensor_empty (int ndim, const int64_t *sizes, CowDType dtype, CowError *error)
 {
-  return new_with_op (ndim, sizes, dtype, NULL, COW_OP_EMPTY, error);
+  return cow_tensor_new_fresh (ndim, sizes, dtype, NULL, COW_OP_EMPTY, NULL, error);
 }
 
 CowTensor *
 cow_tensor_zeros (int ndim, const int64_t *sizes, CowDType dtype, CowError *error)
 {
-  CowTensor *tensor = new_with_op (ndim, sizes, dtype, NULL, COW_OP_EMPTY, error);
+  CowTensor *tensor = cow_tensor_new_fresh (ndim, sizes, dtype, NULL, COW_OP_EMPTY, NULL, error);
   if (tensor != NULL)
     memset (tensor->storage->data, 0, tensor->storage->nbytes);
   return tensor;
@@ -234,7 +259,7 @@ cow_tensor_from_data (int ndim, const int64_t *sizes, CowDType dtype,
                      "from_data: %zu bytes given, the shape needs %zu", nbytes, expected);
       return NULL;
     }
-  CowTensor *tensor = new_with_op (ndim, sizes, dtype, NULL, COW_OP_FROM_DATA, error);
+  CowTensor *tensor = cow_tensor_new_fresh (ndim, sizes, dtype, NULL, COW_OP_FROM_DATA, NULL, error);
   if (tensor != NULL && nbytes > 0)
     memcpy (tensor->storage->data, data, nbytes);
   return tensor;
@@ -289,15 +314,16 @@ cow_tensor_ref (CowTensor *tensor)
 void
 cow_tensor_unref (CowTensor *tensor)
 {
-  if (tensor == NULL
-      || atomic_fetch_sub_explicit (&tensor->refcount, 1, memory_order_release) != 1)
+  if (tensor == NULL || !cow_release_ref (&tensor->refcount))
     return;
-  atomic_thread_fence (memory_order_acquire);
-  COW_TRACE (COW_EVENT_TENSOR_FREE, COW_OP_NONE, 0, tensor->id,
-             tensor->storage->id, 0, 0, 0);
+  CowStorage *storage = tensor->storage;
+  /* A tensor allocated with its storage is freed with the storage. */
+  bool freed_with_storage = storage->block == (void *) tensor;
+  COW_TRACE (COW_EVENT_TENSOR_FREE, COW_OP_NONE, 0, tensor->id, storage->id, 0, 0, 0);
   cow_shadow_unref (tensor->shadow);
-  cow_storage_unref (tensor->storage);
-  free (tensor);
+  cow_storage_unref (storage);
+  if (!freed_with_storage)
+    free (tensor);
 }
 
 int cow_tensor_ndim (const CowTensor *t) { return t->ndim; }
