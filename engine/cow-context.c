@@ -56,14 +56,13 @@ void
 cow_context_unref (CowContext *context, uint64_t storage_id)
 {
   /* Release: our reads of the bytes happen before whoever frees them;
-   * the acquire fence below makes the others' reads visible to us. */
+   * acquire: the last one sees the others' reads before it frees. */
   int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
-                                                memory_order_release) - 1;
+                                                memory_order_acq_rel) - 1;
   COW_TRACE (COW_EVENT_CONTEXT_UNREF, COW_OP_NONE, 0, context->id, storage_id,
              (uint64_t) refcount, context->allocation_id, 0);
   if (refcount > 0)
     return;
-  atomic_thread_fence (memory_order_acquire);
   lock_exclusive_timed (context);
   pthread_rwlock_unlock (&context->lock);
   if (context->owner.deleter != NULL)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# run-demo.sh — sets up and runs Cowscope's main job: installs the
+# dependencies, configures a release build in build/, builds it and runs
+# the bundled demo, whose output explains what happened.
+#
+# Usage: build-aux/run-demo.sh [DEMO-ARGUMENT...]
+#
+# With no arguments it runs `build/engine/demo/cowscope-demo all`.  Other
+# arguments are passed to cowscope-demo instead of `all`; when they are
+# only options (start with '-'), `all` is kept in front of them.
+set -euo pipefail
+
+srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$srcdir"
+builddir=build
+
+step () {
+  printf '\n==> %s\n' "$*"
+}
+
+step "Checking dependencies"
+"$srcdir/build-aux/install-deps.sh"
+
+setup_args=(--buildtype=release -Dapp=auto -Dcuda=auto)
+if [[ -f "$builddir/meson-private/coredata.dat" ]]; then
+  step "Reconfiguring the release build in $builddir/"
+  if ! meson setup --reconfigure "${setup_args[@]}" "$builddir"; then
+    step "Reconfiguring failed; configuring $builddir/ from scratch"
+    meson setup --wipe "${setup_args[@]}" "$builddir"
+  fi
+else
+  step "Configuring a release build in $builddir/"
+  meson setup "${setup_args[@]}" "$builddir"
+fi
+
+step "Building"
+meson compile -C "$builddir"
+
+demo="$builddir/engine/demo/cowscope-demo"
+if [[ ! -x "$demo" ]]; then
+  echo "run-demo.sh: $demo was not built" >&2
+  exit 1
+fi
+
+if [[ $# -eq 0 ]]; then
+  demo_args=(all)
+elif [[ "$1" == -* ]]; then
+  demo_args=(all "$@")
+else
+  demo_args=("$@")
+fi
+
+step "Running $demo ${demo_args[*]}"
+exec "$demo" "${demo_args[@]}"
