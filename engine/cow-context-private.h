@@ -31,6 +31,22 @@ typedef struct _CowContext {
   CowAllocator *allocator;
 } CowContext;
 
+/* What ALLOCATION_NEW/FREE events say about who provided the bytes. */
+static inline uint32_t
+cow_allocation_kind (const CowAllocator *allocator)
+{
+  if (allocator == NULL)
+    return COW_ALLOCATION_FOREIGN;
+  return allocator->device_type == COW_DEVICE_CUDA ? COW_ALLOCATION_CUDA
+                                                   : COW_ALLOCATION_CPU;
+}
+
+static inline uint64_t
+cow_allocation_device (const CowAllocator *allocator)
+{
+  return allocator != NULL ? (uint64_t) allocator->device_index : 0;
+}
+
 /* A context owning @owner's bytes with refcount 1 (for @storage_id), or
  * NULL when memory runs out. */
 COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,

@@ -55,20 +55,25 @@ destroy (CowContext *context, uint64_t storage_id)
 void
 cow_context_unref (CowContext *context, uint64_t storage_id)
 {
+  /* Read before the decrement: once it leaves the count above zero the
+   * context belongs to the other sharers, who may free it at once. */
+  uint64_t context_id = context->id, allocation_id = context->allocation_id;
   /* Release: our reads of the bytes happen before whoever frees them;
    * acquire: the last one sees the others' reads before it frees. */
   int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
                                                 memory_order_acq_rel) - 1;
-  COW_TRACE (COW_EVENT_CONTEXT_UNREF, COW_OP_NONE, 0, context->id, storage_id,
-             (uint64_t) refcount, context->allocation_id, 0);
+  COW_TRACE (COW_EVENT_CONTEXT_UNREF, COW_OP_NONE, 0, context_id, storage_id,
+             (uint64_t) refcount, allocation_id, 0);
   if (refcount > 0)
     return;
   lock_exclusive_timed (context);
   pthread_rwlock_unlock (&context->lock);
   if (context->owner.deleter != NULL)
     context->owner.deleter (context->owner.context);
-  COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE, 0, context->allocation_id,
-             context->nbytes, (uint64_t) (uintptr_t) context->data, 0, 0);
+  COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
+             cow_allocation_kind (context->allocator), context->allocation_id,
+             context->nbytes, (uint64_t) (uintptr_t) context->data,
+             cow_allocation_device (context->allocator), 0);
   destroy (context, storage_id);
 }
 

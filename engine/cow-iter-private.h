@@ -39,6 +39,17 @@ COW_INTERNAL CowStatus cow_broadcast_shape (const char *what, const CowTensor *a
 COW_INTERNAL void cow_broadcast_strides (const CowTensor *tensor, int ndim,
                                          const int64_t *sizes, int64_t *strides);
 
+/* One element of any dtype, suitably aligned for each. */
+typedef union {
+  float f32;
+  double f64;
+  int32_t i32;
+  int64_t i64;
+  uint8_t u8;
+  _Bool b;
+  char bytes[8];
+} CowScalar;
+
 /* Element conversions.  Float to integer saturates (NaN gives 0), so no
  * conversion is undefined behaviour. */
 COW_INTERNAL double cow_load_f64 (const void *p, CowDType dtype);

@@ -204,8 +204,9 @@ check_broadcasts_to (const char *what, const CowTensor *dst, const CowTensor *sr
 {
   int ndim;
   int64_t sizes[COW_MAX_DIMS];
-  if (cow_broadcast_shape (what, dst, src, &ndim, sizes, error) != COW_OK)
-    return error ? error->code : COW_ERROR_SHAPE;
+  CowStatus status = cow_broadcast_shape (what, dst, src, &ndim, sizes, error);
+  if (status != COW_OK)
+    return status;
   if (ndim != dst->ndim || memcmp (sizes, dst->sizes, (size_t) ndim * sizeof *sizes) != 0)
     return cow_set_error (error, COW_ERROR_SHAPE,
                           "%s: the source's shape does not broadcast to the "
@@ -216,17 +217,18 @@ check_broadcasts_to (const char *what, const CowTensor *dst, const CowTensor *sr
 CowStatus
 cow_tensor_copy_ (CowTensor *dst, CowTensor *src, CowError *error)
 {
+  COW_ENSURE_ERROR (error);
   CHECK_STATUS ("copy_", dst);
   CHECK_STATUS ("copy_", src);
-  if (check_broadcasts_to ("copy_", dst, src, error) != COW_OK)
-    return error ? error->code : COW_ERROR_SHAPE;
+  CowStatus status = check_broadcasts_to ("copy_", dst, src, error);
+  if (status != COW_OK)
+    return status;
   CowTensor *input = unaliased_input (dst, src, COW_OP_COPY_, error);
   if (input == NULL)
-    return error ? error->code : COW_ERROR_NO_MEMORY;
-  CowStatus status = COW_OK;
+    return error->code;
   void *out = cow_tensor_mutable_data_for (dst, COW_OP_COPY_, error);
   if (out == NULL)
-    status = error ? error->code : COW_ERROR_NO_MEMORY;
+    status = error->code;
   else
     copy_elements (out, dst->dtype, dst->ndim, dst->sizes, dst->strides, input,
                    cow_tensor_const_data_for (input, COW_OP_COPY_));
@@ -257,7 +259,7 @@ check_scalar_fits (const char *what, const char *role, double value,
 
 typedef struct {
   CowDType dtype;
-  char value[8]; /* one element, already converted */
+  CowScalar value; /* one element, already converted */
 } FillArgs;
 
 static void
@@ -267,24 +269,26 @@ fill_loop (char **data, const int64_t *strides, int64_t n, void *user_data)
   size_t itemsize = cow_dtype_size (args->dtype);
   if (strides[0] == (int64_t) itemsize && itemsize == 1)
     {
-      memset (data[0], args->value[0], (size_t) n);
+      memset (data[0], args->value.bytes[0], (size_t) n);
       return;
     }
   for (int64_t i = 0; i < n; i++)
-    memcpy (data[0] + i * strides[0], args->value, itemsize);
+    memcpy (data[0] + i * strides[0], args->value.bytes, itemsize);
 }
 
 CowStatus
 cow_tensor_fill_ (CowTensor *tensor, double value, CowError *error)
 {
+  COW_ENSURE_ERROR (error);
   CHECK_STATUS ("fill_", tensor);
-  if (check_scalar_fits ("fill_", "value", value, tensor->dtype, error) != COW_OK)
-    return error ? error->code : COW_ERROR_OUT_OF_RANGE;
+  CowStatus status = check_scalar_fits ("fill_", "value", value, tensor->dtype, error);
+  if (status != COW_OK)
+    return status;
   FillArgs args = { .dtype = tensor->dtype };
-  cow_store_f64 (args.value, tensor->dtype, value);
+  cow_store_f64 (&args.value, tensor->dtype, value);
   void *out = cow_tensor_mutable_data_for (tensor, COW_OP_FILL_, error);
   if (out == NULL)
-    return error ? error->code : COW_ERROR_NO_MEMORY;
+    return error->code;
   CowIter iter;
   cow_iter_init (&iter, tensor->ndim, tensor->sizes);
   cow_iter_add (&iter, out, tensor->strides, cow_tensor_itemsize (tensor));
@@ -401,18 +405,21 @@ static CowStatus
 binary_in_place (const char *what, CowOp op, BinaryKind kind, CowTensor *a,
                  CowTensor *b, double alpha, CowError *error)
 {
+  COW_ENSURE_ERROR (error);
   BinaryArgs args = { .kind = kind };
-  if (check_binary (what, a, b, alpha, &args, error) != COW_OK
-      || check_broadcasts_to (what, a, b, error) != COW_OK)
-    return error ? error->code : COW_ERROR_INVALID_ARGUMENT;
+  CowStatus status = check_binary (what, a, b, alpha, &args, error);
+  if (status == COW_OK)
+    status = check_broadcasts_to (what, a, b, error);
+  if (status != COW_OK)
+    return status;
   CowTensor *input = unaliased_input (a, b, op, error);
   if (input == NULL)
-    return error ? error->code : COW_ERROR_NO_MEMORY;
+    return error->code;
   void *out = cow_tensor_mutable_data_for (a, op, error);
   if (out == NULL)
     {
       cow_tensor_unref (input);
-      return error ? error->code : COW_ERROR_NO_MEMORY;
+      return error->code;
     }
   int64_t b_strides[COW_MAX_DIMS];
   cow_broadcast_strides (input, a->ndim, a->sizes, b_strides);
@@ -454,6 +461,7 @@ cow_tensor_mul_ (CowTensor *a, CowTensor *b, CowError *error)
 CowStatus
 cow_tensor_scale_ (CowTensor *a, double value, CowError *error)
 {
+  COW_ENSURE_ERROR (error);
   CHECK_STATUS ("scale_", a);
   if (!cow_dtype_is_floating (a->dtype)
       && (value != floor (value)
@@ -461,14 +469,18 @@ cow_tensor_scale_ (CowTensor *a, double value, CowError *error)
     return cow_set_error (error, COW_ERROR_DTYPE,
                           "scale_: factor %g must be an integer for %s tensors",
                           value, cow_dtype_name (a->dtype));
-  /* A 0-dim tensor of the factor broadcasts over @a. */
-  char scalar[8];
-  cow_store_f64 (scalar, a->dtype, value);
-  CowTensor *factor = cow_tensor_from_data (0, NULL, a->dtype, scalar,
+  /* A 0-dim tensor of the factor broadcasts over @a.  Integer factors
+   * wrap to the dtype's width, as add()'s alpha and the arithmetic do. */
+  CowScalar scalar;
+  if (cow_dtype_is_floating (a->dtype))
+    cow_store_f64 (&scalar, a->dtype, value);
+  else
+    cow_store_i64 (&scalar, a->dtype, (int64_t) value);
+  CowTensor *factor = cow_tensor_from_data (0, NULL, a->dtype, &scalar,
                                             cow_dtype_size (a->dtype), error);
   if (factor == NULL)
-    return error ? error->code : COW_ERROR_NO_MEMORY;
-  CowStatus status = binary_in_place ("scale_", COW_OP_MUL_, BINARY_MUL, a, factor, 1.0, error);
+    return error->code;
+  CowStatus status = binary_in_place ("scale_", COW_OP_SCALE_, BINARY_MUL, a, factor, 1.0, error);
   cow_tensor_unref (factor);
   return status;
 }

@@ -20,6 +20,14 @@
 COW_INTERNAL CowStatus cow_set_error (CowError *error, CowStatus code,
                                       const char *format, ...) COW_PRINTF (3, 4);
 
+/* In entry points whose failures arrive through a CowError (a NULL
+ * return), point @error at a local one so the status is never lost when
+ * the caller passed NULL. */
+#define COW_ENSURE_ERROR(error)                                               \
+  CowError cow_local_error_;                                                   \
+  if ((error) == NULL)                                                         \
+    (error) = &cow_local_error_
+
 /* A fresh object id: unique within the process, never 0. */
 COW_INTERNAL uint64_t cow_next_id (void);
 

@@ -144,7 +144,9 @@ report (const CowTensor *tensor, CowSimState *sim, CowShadow *shadow,
             " have copied and this %s would not see it",
             access == COW_ACCESS_WRITE ? "write" : "read", tensor->id,
             tensor->name ? " (" : "", tensor->name ? tensor->name : "",
-            tensor->name ? ")" : "", cow_op_name (op), tensor->storage->id,
+            tensor->name ? ")" : "",
+            op == COW_OP_NONE ? "direct data access" : cow_op_name (op),
+            tensor->storage->id,
             writer, access == COW_ACCESS_WRITE ? "write" : "read");
   pthread_mutex_lock (&handler_lock);
   CowWarningHandler h = handler;

@@ -43,15 +43,6 @@ storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
   return storage;
 }
 
-static uint32_t
-allocation_kind (const CowAllocator *allocator)
-{
-  if (allocator == NULL)
-    return COW_ALLOCATION_FOREIGN;
-  return allocator->device_type == COW_DEVICE_CUDA ? COW_ALLOCATION_CUDA
-                                                   : COW_ALLOCATION_CPU;
-}
-
 CowStatus
 cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
                       CowAllocator *allocator, CowOp op, CowError *error)
@@ -64,9 +55,9 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
     return status;
   storage->data = storage->owner.data;
   storage->allocation_id = cow_next_id ();
-  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, allocation_kind (allocator),
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator),
              storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
-             (uint64_t) allocator->device_index, 0);
+             cow_allocation_device (allocator), 0);
   COW_TRACE (COW_EVENT_STORAGE_NEW, op, 0, storage->id, storage->allocation_id,
              nbytes, 0, 0);
   return COW_OK;
@@ -128,8 +119,9 @@ release_owner (CowStorage *storage)
   if (storage->owner.deleter != NULL)
     storage->owner.deleter (storage->owner.context);
   COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
-             allocation_kind (storage->allocator), storage->allocation_id,
-             storage->nbytes, (uint64_t) (uintptr_t) storage->data, 0, 0);
+             cow_allocation_kind (storage->allocator), storage->allocation_id,
+             storage->nbytes, (uint64_t) (uintptr_t) storage->data,
+             cow_allocation_device (storage->allocator), 0);
 }
 
 void
@@ -287,6 +279,20 @@ finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
              storage->allocation_id, storage->nbytes, (uint64_t) waited);
 }
 
+/* Materializes a storage that is the context's only sharer: it takes
+ * the bytes over.  Nothing can add a sharer meanwhile, since a lazy clone
+ * of this storage would be a read racing this write. */
+static void
+steal_unique (CowStorage *storage, CowContext *context, CowOp op, int64_t waited)
+{
+  uint64_t context_id = context->id;
+  atomic_store_explicit (&context->refcount, 0, memory_order_relaxed);
+  COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context_id, storage->id, 0,
+             context->allocation_id, 0);
+  waited += steal (storage, context);
+  finish (storage, context_id, op, COW_MATERIALIZE_STEAL, waited);
+}
+
 CowStatus
 cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
                          CowError *error)
@@ -303,23 +309,18 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   /* Acquire pairs with the other storages' release decrements. */
   if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
     {
-      /* Unique: nothing else can add a reference, since a lazy clone of
-       * this storage would be a read racing this write. */
-      atomic_store_explicit (&context->refcount, 0, memory_order_relaxed);
-      COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context->id, storage->id, 0,
-                 context->allocation_id, 0);
-      int64_t waited = steal (storage, context);
-      finish (storage, context_id, op, COW_MATERIALIZE_STEAL, waited);
+      steal_unique (storage, context, op, 0);
       return COW_OK;
     }
 
   /* Fallible steps first: on failure the storage is still a lazy copy. */
   CowAllocator *allocator = storage->allocator;
   CowDataPtr fresh;
-  if (allocator->allocate (allocator, storage->nbytes, &fresh, error) != COW_OK)
+  CowStatus status = allocator->allocate (allocator, storage->nbytes, &fresh, error);
+  if (status != COW_OK)
     {
       finish (storage, context_id, op, COW_MATERIALIZE_FAILED, 0);
-      return error ? error->code : COW_ERROR_NO_MEMORY;
+      return status;
     }
   uint64_t fresh_id = cow_next_id ();
 
@@ -330,8 +331,17 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
       pthread_rwlock_rdlock (&context->lock);
       waited = cow_trace_now_ns () - start;
     }
-  CowStatus status = allocator->copy_data (allocator, fresh.data, context->data,
-                                           storage->nbytes, error);
+  if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
+    {
+      /* The other sharers left while we allocated: steal, don't copy. */
+      pthread_rwlock_unlock (&context->lock);
+      if (fresh.deleter != NULL)
+        fresh.deleter (fresh.context);
+      steal_unique (storage, context, op, waited);
+      return COW_OK;
+    }
+  status = allocator->copy_data (allocator, fresh.data, context->data,
+                                 storage->nbytes, error);
   if (status != COW_OK)
     {
       pthread_rwlock_unlock (&context->lock);
@@ -364,9 +374,9 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   storage->owner = fresh;
   storage->allocation_id = fresh_id;
   atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
-  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, allocation_kind (allocator), fresh_id,
+  COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator), fresh_id,
              storage->nbytes, (uint64_t) (uintptr_t) fresh.data,
-             (uint64_t) allocator->device_index, 0);
+             cow_allocation_device (allocator), 0);
   finish (storage, context_id, op, COW_MATERIALIZE_COPY, waited);
   return COW_OK;
 }

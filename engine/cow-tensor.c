@@ -185,10 +185,12 @@ static CowStatus
 byte_count (const char *what, int ndim, const int64_t *sizes, CowDType dtype,
             size_t *nbytes, CowError *error)
 {
-  int64_t numel, bytes;
-  if (check_dtype (what, dtype, error) != COW_OK
-      || cow_check_sizes (what, ndim, sizes, &numel, error) != COW_OK)
-    return error ? error->code : COW_ERROR_INVALID_ARGUMENT;
+  int64_t numel = 0, bytes;
+  CowStatus status = check_dtype (what, dtype, error);
+  if (status == COW_OK)
+    status = cow_check_sizes (what, ndim, sizes, &numel, error);
+  if (status != COW_OK)
+    return status;
   if (cow_mul_overflows (numel, (int64_t) cow_dtype_size (dtype), &bytes))
     return cow_set_error (error, COW_ERROR_OVERFLOW,
                           "%s: %" PRId64 " elements of %s overflow the byte count",

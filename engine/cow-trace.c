@@ -114,6 +114,7 @@ cow_op_name (CowOp op)
     [COW_OP_COPY_] = "copy_",
     [COW_OP_TO_DEVICE] = "to_device",
     [COW_OP_IPC] = "ipc",
+    [COW_OP_SCALE_] = "scale_",
   };
   if ((unsigned) op >= COW_N_OPS)
     return "unknown";

@@ -84,6 +84,7 @@ typedef enum {
   COW_OP_COPY_,
   COW_OP_TO_DEVICE,
   COW_OP_IPC,
+  COW_OP_SCALE_,
   COW_N_OPS
 } CowOp;
 
@@ -152,7 +153,9 @@ typedef struct {
     /* SIMULATE_VIOLATION (aux = CowAccessKind): a write through one shadow
      * set followed by an access through another on one physical storage */
     struct { uint64_t storage_id, writer_tensor_id, accessor_tensor_id, writer_generation, accessor_generation; } violation;
-    /* RANGE_BEGIN, RANGE_END, MARK (range_id 0, parent 0) */
+    /* RANGE_BEGIN, RANGE_END (string_id 0), MARK (range_id 0); parent:
+     * the thread's enclosing open range (for RANGE_END, the one that is
+     * innermost once this one closes), or 0 */
     struct { uint64_t range_id, string_id, parent_range_id; } range;
     /* IPC_*: block = sent allocation; counter = slot; count after change */
     struct { uint64_t allocation_id, counter_file_id, counter_offset, count, peer_pid; } ipc;

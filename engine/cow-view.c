@@ -172,8 +172,10 @@ cow_tensor_slice (CowTensor *tensor, int dim, int64_t start, int64_t end,
   int64_t sizes[COW_MAX_DIMS], strides[COW_MAX_DIMS];
   memcpy (sizes, tensor->sizes, sizeof sizes);
   memcpy (strides, tensor->strides, sizeof strides);
-  sizes[d] = (hi - lo + step - 1) / step;
-  strides[d] = tensor->strides[d] * step;
+  /* Written so that no step, however large, overflows. */
+  sizes[d] = hi > lo ? (hi - lo - 1) / step + 1 : 0;
+  if (sizes[d] > 1)
+    strides[d] = tensor->strides[d] * step; /* ≤ the extent: no overflow */
   return cow_tensor_make_view (tensor, tensor->ndim, sizes, strides,
                                tensor->storage_offset + lo * tensor->strides[d],
                                COW_OP_SLICE, error);

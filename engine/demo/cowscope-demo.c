@@ -381,6 +381,13 @@ range_close_all (Run *run)
     range_pop (run);
 }
 
+/* "" for one, "s" otherwise. */
+static const char *
+plural (uint64_t n)
+{
+  return n == 1 ? "" : "s";
+}
+
 static const char *
 format_bytes (uint64_t bytes, char *buffer, size_t size)
 {
@@ -421,7 +428,7 @@ host_alloc (Run *run, size_t count)
 /* training                                                             */
 
 enum { BATCH = 32, IN = 64, HIDDEN = 128, OUT = 16, GROUPS = 8 };
-#define LEARNING_RATE 0.05
+#define LEARNING_RATE 0.5
 #define EMA_DECAY 0.9
 #define CHECKPOINT_EVERY 3
 
@@ -482,8 +489,8 @@ scenario_training (Run *run)
     goto out;
 
   cow_set_reshape_mode (COW_RESHAPE_LAZY);
-  say (run, "training: %d steps of SGD on a %dx%dx%d linear network, batch %d,"
-       " reshape mode \"lazy\"\n", steps, IN, HIDDEN, OUT, BATCH);
+  say (run, "training: %d step%s of SGD on a %dx%dx%d linear network, batch %d,"
+       " reshape mode \"lazy\"\n", steps, plural ((uint64_t) steps), IN, HIDDEN, OUT, BATCH);
 
   range_push (run, "setup");
   TRY_TENSOR (x, random_tensor (BATCH, IN, 1.0f, &rng, &err), "creating the input");
@@ -652,7 +659,7 @@ scenario_training (Run *run)
       range_pop (run);
       range_pop (run); /* step */
 
-      say (run, "  step %3d  loss %.6f  ‖fc1‖² %8.4f  activation mean %+.5f\n",
+      say (run, "  step %3d  loss %.6g  ‖fc1‖² %8.4f  activation mean %+.5f\n",
            step, loss_value, norm, activation_mean);
     }
 
@@ -661,8 +668,9 @@ scenario_training (Run *run)
                   first_loss, last_loss, steps - 1);
 
   snprintf (run->headline, sizeof run->headline,
-            "%d steps, loss %.6f → %.6f, %d checkpoints of weights.fc2", steps,
-            first_loss, last_loss, checkpoints);
+            "%d step%s, loss %.6g → %.6g, %d checkpoint%s of weights.fc2", steps,
+            plural ((uint64_t) steps),
+            first_loss, last_loss, checkpoints, checkpoints == 1 ? "" : "s");
 
 out:
   range_close_all (run);
@@ -799,8 +807,10 @@ scenario_concurrent (Run *run)
       goto out;
     }
 
-  say (run, "concurrent: %d threads write lazy clones of one %s tensor, %d rounds\n",
-       n, format_bytes ((uint64_t) CONCURRENT_BYTES, text, sizeof text), rounds);
+  say (run, "concurrent: %d thread%s write%s lazy clones of one %s tensor, %d round%s\n",
+       n, plural ((uint64_t) n), n == 1 ? "s" : "",
+       format_bytes ((uint64_t) CONCURRENT_BYTES, text, sizeof text), rounds,
+       plural ((uint64_t) rounds));
 
   for (int round = 0; round < rounds; round++)
     {
@@ -901,9 +911,9 @@ scenario_concurrent (Run *run)
       total_copies += (uint64_t) copies;
       total_steals += (uint64_t) steals;
 
-      say (run, "  round %d: source %-13s %d copies + %d steal%s, %s copied, %.1f ms\n",
-           round, drop_source ? "dropped first," : "alive,", copies, steals,
-           steals == 1 ? " " : "s",
+      say (run, "  round %d: source %-14s %d cop%s + %d steal%s, %s copied, %.1f ms\n",
+           round, drop_source ? "dropped first," : "alive,", copies,
+           copies == 1 ? "y  " : "ies", steals, steals == 1 ? " " : "s",
            format_bytes ((uint64_t) copies * (uint64_t) CONCURRENT_BYTES, text, sizeof text),
            (double) round_ns / 1e6);
 
@@ -916,9 +926,11 @@ scenario_concurrent (Run *run)
     }
 
   snprintf (run->headline, sizeof run->headline,
-            "%d rounds × %d threads: %" PRIu64 " copies, %" PRIu64
-            " steals (seen by data address), slowest write %.1f ms",
-            rounds, n, total_copies, total_steals, (double) slowest_ns / 1e6);
+            "%d round%s × %d thread%s: %" PRIu64 " cop%s, %" PRIu64
+            " steal%s (seen by data address), slowest write %.1f ms",
+            rounds, plural ((uint64_t) rounds), n, plural ((uint64_t) n), total_copies,
+            total_copies == 1 ? "y" : "ies", total_steals, plural (total_steals),
+            (double) slowest_ns / 1e6);
 
 out:
   range_close_all (run);
@@ -1216,7 +1228,7 @@ print_run_summary (const Run *run)
   const Stats *s = &run->stats;
   char a[32], b[32], c[32];
 
-  printf ("\n%s — %s (%.2f s)\n", run->name,
+  printf ("\n%s — %s (%.3f s)\n", run->name,
           run->engine_error ? "ENGINE ERROR" : run->check_failed ? "CHECK FAILED" : "ok",
           run->seconds);
   if (run->headline[0] != '\0')
@@ -1230,15 +1242,18 @@ print_run_summary (const Run *run)
       return;
     }
 
-  printf ("  objects created            %" PRIu64 " tensors (%" PRIu64 " freed), %"
-          PRIu64 " storages (%" PRIu64 " freed), %" PRIu64 " allocations (%s)\n",
-          s->k[K_TENSOR_NEW], s->k[K_TENSOR_FREE], s->k[K_STORAGE_NEW],
-          s->k[K_STORAGE_FREE], s->k[K_ALLOCATION_NEW],
+  printf ("  objects created            %" PRIu64 " tensor%s (%" PRIu64 " freed), %"
+          PRIu64 " storage%s (%" PRIu64 " freed), %" PRIu64 " allocation%s (%s)\n",
+          s->k[K_TENSOR_NEW], plural (s->k[K_TENSOR_NEW]), s->k[K_TENSOR_FREE],
+          s->k[K_STORAGE_NEW], plural (s->k[K_STORAGE_NEW]), s->k[K_STORAGE_FREE],
+          s->k[K_ALLOCATION_NEW], plural (s->k[K_ALLOCATION_NEW]),
           format_bytes (s->k[K_ALLOCATION_BYTES], a, sizeof a));
-  printf ("  lazy clones                %" PRIu64 " storages sharing %s lazily",
-          s->k[K_SHARED_STORAGES], format_bytes (s->k[K_SHARED_BYTES], a, sizeof a));
-  print_by_op (" (", s->lazy_by_op);
-  printf (", %" PRIu64 " copy-on-write contexts\n", s->k[K_CONTEXT_NEW]);
+  printf ("  lazy clones                %" PRIu64 " new storage%s sharing %s lazily",
+          s->k[K_SHARED_STORAGES], plural (s->k[K_SHARED_STORAGES]),
+          format_bytes (s->k[K_SHARED_BYTES], a, sizeof a));
+  print_by_op (" (made by ", s->lazy_by_op);
+  printf (", %" PRIu64 " copy-on-write context%s\n", s->k[K_CONTEXT_NEW],
+          plural (s->k[K_CONTEXT_NEW]));
   printf ("  eager fallbacks            %" PRIu64, s->k[K_EAGER]);
   if (s->k[K_EAGER])
     {
@@ -1257,13 +1272,13 @@ print_run_summary (const Run *run)
           format_bytes (s->k[K_COPY_BYTES], a, sizeof a));
   print_by_op (" (triggered by ", s->copy_by_op);
   printf ("\n");
-  printf ("  materialized by steal      %" PRIu64 " (%s taken over without copying)",
+  printf ("  materialized by steal      %" PRIu64 " (%s of shared bytes taken over)",
           s->k[K_STEAL], format_bytes (s->k[K_STEAL_BYTES], a, sizeof a));
   print_by_op (" (triggered by ", s->steal_by_op);
   printf ("\n");
   if (s->k[K_DISCARDED])
-    printf ("    of which %" PRIu64 " copied first and then stole (%s of copying wasted:"
-            " every other sharer left during the copy)\n", s->k[K_DISCARDED],
+    printf ("    of which %" PRIu64 " had copied first, found every other sharer gone"
+            " and stole,\n    discarding the copy (%s copied for nothing)\n", s->k[K_DISCARDED],
             format_bytes (s->k[K_DISCARDED_BYTES], a, sizeof a));
   if (s->k[K_FAILED])
     printf ("  failed materializations    %" PRIu64 "\n", s->k[K_FAILED]);

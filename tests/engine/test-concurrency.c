@@ -1,0 +1,669 @@
+/* test-concurrency.c — stress tests for cow-thread-safety.md: lazy copies
+ * handed to different threads that write, clone and free them at the
+ * same time.  Run under ThreadSanitizer and AddressSanitizer too.
+ *
+ * Threads start each round together at a barrier.  Every test counts the
+ * allocator's live blocks (TestAllocator), so a leaked or doubly freed
+ * allocation fails here even without a sanitizer.
+ *
+ * COWTENSOR_STRESS_ROUNDS=N runs N rounds of each test instead of the
+ * defaults, which keep each test to a few seconds under TSan on 2 cores. */
+#include "test-support.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define N_THREADS 8
+/* Elements per tensor: big enough that copies overlap in time. */
+#define N_ELEMS 4096
+
+static guint
+stress_rounds (guint fallback)
+{
+  const char *env = g_getenv ("COWTENSOR_STRESS_ROUNDS");
+  if (env != NULL)
+    {
+      guint64 n = g_ascii_strtoull (env, NULL, 10);
+      if (n > 0 && n < G_MAXUINT)
+        return (guint) n;
+    }
+  return fallback;
+}
+
+/* The value the pattern @seed gives element @k: exact in f32. */
+static inline float
+pattern (guint seed, gsize k)
+{
+  return (float) ((seed % 1000) * 8192 + k);
+}
+
+/* A tensor of N_ELEMS f32 from @alloc holding pattern (@seed). */
+static CowTensor *
+make_source (TestAllocator *alloc, guint seed)
+{
+  CowError error = { 0 };
+  CowTensor *t = cow_tensor_empty_with_allocator (1, (int64_t[]) { N_ELEMS },
+                                                  COW_DTYPE_F32,
+                                                  test_allocator_get (alloc),
+                                                  &error);
+  test_assert_cow_ok (&error);
+  float *data = cow_tensor_mutable_data (t, &error);
+  test_assert_cow_ok (&error);
+  for (gsize k = 0; k < N_ELEMS; k++)
+    data[k] = pattern (seed, k);
+  return t;
+}
+
+static CowTensor *
+lazy_clone (CowTensor *tensor)
+{
+  CowError error = { 0 };
+  CowTensor *clone = cow_tensor_lazy_clone (tensor, &error);
+  test_assert_cow_ok (&error);
+  g_assert_nonnull (clone);
+  return clone;
+}
+
+/* Mismatches between @t's elements and pattern (@seed), read without
+ * materializing.  Safe from worker threads (no assertions). */
+static guint
+count_mismatches (const CowTensor *t, guint seed)
+{
+  const float *data = cow_tensor_const_data (t);
+  guint bad = 0;
+  for (gsize k = 0; k < N_ELEMS; k++)
+    bad += data[k] != pattern (seed, k);
+  return bad;
+}
+
+/* The same through cow_tensor_read_elements(). */
+static guint
+count_mismatches_read (const CowTensor *t, guint seed)
+{
+  float *out = malloc (N_ELEMS * sizeof (float));
+  guint bad = 0;
+  if (cow_tensor_read_elements (t, out, N_ELEMS * sizeof (float), NULL) != COW_OK)
+    bad = N_ELEMS;
+  else
+    for (gsize k = 0; k < N_ELEMS; k++)
+      bad += out[k] != pattern (seed, k);
+  free (out);
+  return bad;
+}
+
+/* Writes pattern (@seed) into @t (materializing it); the number of
+ * failures (N_ELEMS when mutable_data failed). */
+static guint
+write_pattern (CowTensor *t, guint seed)
+{
+  float *data = cow_tensor_mutable_data (t, NULL);
+  if (data == NULL)
+    return N_ELEMS;
+  for (gsize k = 0; k < N_ELEMS; k++)
+    data[k] = pattern (seed, k);
+  return 0;
+}
+
+/* Materializes @t, checks that the bytes it got still hold pattern
+ * (@old) (a copy made while another sharer stole and wrote would not),
+ * then writes pattern (@seed).  The number of failures. */
+static guint
+materialize_and_write (CowTensor *t, guint old, guint seed)
+{
+  float *data = cow_tensor_mutable_data (t, NULL);
+  if (data == NULL)
+    return N_ELEMS;
+  guint bad = 0;
+  for (gsize k = 0; k < N_ELEMS; k++)
+    bad += data[k] != pattern (old, k);
+  for (gsize k = 0; k < N_ELEMS; k++)
+    data[k] = pattern (seed, k);
+  return bad;
+}
+
+/* ------------------------------------------------------------------ */
+/* 1. Every sharer materializes at once                                */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  pthread_barrier_t start, done;
+  guint rounds;
+  guint seed;                     /* set by main before each round */
+  CowTensor *slots[N_THREADS];    /* one sharer per thread */
+  uintptr_t addresses[N_THREADS]; /* where each ended up */
+  guint bad_before[N_THREADS];    /* original data not seen */
+  guint bad_after[N_THREADS];     /* own data not kept */
+} AllWrite;
+
+typedef struct {
+  AllWrite *shared;
+  guint index;
+} Worker;
+
+static gpointer
+all_write_worker (gpointer data)
+{
+  Worker *w = data;
+  AllWrite *s = w->shared;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      CowTensor *t = s->slots[w->index];
+      guint own = s->seed + 1 + w->index;
+      s->bad_before[w->index] += count_mismatches (t, s->seed);
+      s->bad_after[w->index] += materialize_and_write (t, s->seed, own);
+      s->bad_after[w->index] += count_mismatches (t, own);
+      s->addresses[w->index] = cow_tensor_data_address (t);
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+/* N_THREADS sharers of one allocation (the source and its lazy clones)
+ * are written at the same moment: each sees the original data first and
+ * keeps its own writes after; exactly one of them steals the original
+ * bytes, the rest copy; every block is freed. */
+static void
+run_all_write (gboolean traced, guint rounds)
+{
+  AllWrite s = { .rounds = rounds };
+  Worker workers[N_THREADS];
+  GThread *threads[N_THREADS];
+  TestAllocator *alloc = test_allocator_new ();
+  TestRecorder *rec = test_recorder_new ();
+  pthread_barrier_init (&s.start, NULL, N_THREADS + 1);
+  pthread_barrier_init (&s.done, NULL, N_THREADS + 1);
+  for (guint i = 0; i < N_THREADS; i++)
+    {
+      workers[i] = (Worker) { &s, i };
+      threads[i] = g_thread_new ("all-write", all_write_worker, &workers[i]);
+    }
+
+  for (guint r = 0; r < rounds; r++)
+    {
+      s.seed = r * 16;
+      CowTensor *source = make_source (alloc, s.seed);
+      uintptr_t original = cow_tensor_data_address (source);
+      s.slots[0] = source;
+      for (guint i = 1; i < N_THREADS; i++)
+        s.slots[i] = lazy_clone (i % 2 ? source : s.slots[i - 1]);
+      uint64_t ctx = cow_storage_context_id (cow_tensor_storage (source));
+      g_assert_cmpint (cow_storage_context_refcount (cow_tensor_storage (source)), ==, N_THREADS);
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 1);
+      if (traced)
+        {
+          test_recorder_clear (rec);
+          test_recorder_start (rec);
+        }
+
+      pthread_barrier_wait (&s.start);
+      pthread_barrier_wait (&s.done);
+      test_recorder_stop (rec);
+
+      guint stolen = 0;
+      for (guint i = 0; i < N_THREADS; i++)
+        {
+          g_assert_cmpuint (s.bad_before[i], ==, 0);
+          g_assert_cmpuint (s.bad_after[i], ==, 0);
+          g_assert_false (cow_tensor_is_cow (s.slots[i]));
+          stolen += s.addresses[i] == original;
+          for (guint j = 0; j < i; j++)
+            g_assert_cmpuint (s.addresses[i], !=, s.addresses[j]);
+        }
+      g_assert_cmpuint (stolen, ==, 1);
+      /* One block per sharer: the stealer's original and N-1 copies
+       * (discarded copies were freed). */
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, N_THREADS);
+      if (traced)
+        {
+          g_assert_cmpuint (test_recorder_count_materialize_in (rec, COW_MATERIALIZE_STEAL, ctx), ==, 1);
+          g_assert_cmpuint (test_recorder_count_materialize_in (rec, COW_MATERIALIZE_COPY, ctx), ==,
+                            N_THREADS - 1);
+          g_assert_cmpuint (test_recorder_count_materialize (rec, COW_MATERIALIZE_FAILED), ==, 0);
+          g_assert_cmpuint (test_recorder_count (rec, COW_EVENT_MATERIALIZE_BEGIN), ==, N_THREADS);
+          g_assert_cmpuint (test_recorder_count_id (rec, COW_EVENT_CONTEXT_FREE, ctx), ==, 1);
+        }
+      for (guint i = 0; i < N_THREADS; i++)
+        {
+          /* Each thread's own data is still there, read from here. */
+          g_assert_cmpuint (count_mismatches_read (s.slots[i], s.seed + 1 + i), ==, 0);
+          cow_tensor_unref (s.slots[i]);
+        }
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 0);
+    }
+
+  for (guint i = 0; i < N_THREADS; i++)
+    g_thread_join (threads[i]);
+  pthread_barrier_destroy (&s.start);
+  pthread_barrier_destroy (&s.done);
+  test_recorder_free (rec);
+  test_allocator_free (alloc);
+}
+
+static void
+test_all_write (void)
+{
+  run_all_write (FALSE, stress_rounds (800));
+}
+
+static void
+test_all_write_traced (void)
+{
+  run_all_write (TRUE, stress_rounds (400));
+}
+
+/* ------------------------------------------------------------------ */
+/* 2. Lazy clones racing with sibling materializations                 */
+/* ------------------------------------------------------------------ */
+
+#define N_WRITERS 4
+#define N_CLONERS 4
+#define CLONES_PER_CLONER 16
+
+typedef struct {
+  pthread_barrier_t start, done;
+  guint rounds;
+  guint seed;
+  CowTensor *source;                 /* read (cloned) by the cloners */
+  CowTensor *siblings[N_WRITERS];    /* written by the writers */
+  CowTensor *clones[N_CLONERS][CLONES_PER_CLONER];
+  guint bad[N_WRITERS + N_CLONERS];
+} CloneWrite;
+
+typedef struct {
+  CloneWrite *shared;
+  guint index;
+} CloneWorker;
+
+static gpointer
+writer_worker (gpointer data)
+{
+  CloneWorker *w = data;
+  CloneWrite *s = w->shared;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      CowTensor *t = s->siblings[w->index];
+      guint own = s->seed + 1 + w->index;
+      s->bad[w->index] += count_mismatches (t, s->seed);
+      s->bad[w->index] += materialize_and_write (t, s->seed, own);
+      s->bad[w->index] += count_mismatches (t, own);
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+static gpointer
+cloner_worker (gpointer data)
+{
+  CloneWorker *w = data;
+  CloneWrite *s = w->shared;
+  guint slot = N_WRITERS + w->index;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      CowTensor **mine = s->clones[w->index];
+      for (guint k = 0; k < CLONES_PER_CLONER; k++)
+        {
+          /* Clone the shared source, or this thread's previous clone. */
+          CowTensor *from = (k % 2 == 1) ? mine[k - 1] : s->source;
+          mine[k] = cow_tensor_lazy_clone (from, NULL);
+          if (mine[k] == NULL)
+            {
+              s->bad[slot] += N_ELEMS;
+              mine[k] = cow_tensor_ref (s->source);
+              continue;
+            }
+          s->bad[slot] += count_mismatches (mine[k], s->seed);
+        }
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+/* Threads lazily clone a tensor while others write lazy clones sharing
+ * its context: the writers get their own data, every new clone sees the
+ * original, and the context counts exactly the storages left. */
+static void
+test_clone_while_siblings_write (void)
+{
+  CloneWrite s = { .rounds = stress_rounds (500) };
+  CloneWorker workers[N_WRITERS + N_CLONERS];
+  GThread *threads[N_WRITERS + N_CLONERS];
+  TestAllocator *alloc = test_allocator_new ();
+  pthread_barrier_init (&s.start, NULL, N_WRITERS + N_CLONERS + 1);
+  pthread_barrier_init (&s.done, NULL, N_WRITERS + N_CLONERS + 1);
+  for (guint i = 0; i < N_WRITERS; i++)
+    {
+      workers[i] = (CloneWorker) { &s, i };
+      threads[i] = g_thread_new ("writer", writer_worker, &workers[i]);
+    }
+  for (guint i = 0; i < N_CLONERS; i++)
+    {
+      workers[N_WRITERS + i] = (CloneWorker) { &s, i };
+      threads[N_WRITERS + i] = g_thread_new ("cloner", cloner_worker,
+                                             &workers[N_WRITERS + i]);
+    }
+
+  for (guint r = 0; r < s.rounds; r++)
+    {
+      s.seed = r * 16;
+      s.source = make_source (alloc, s.seed);
+      uintptr_t original = cow_tensor_data_address (s.source);
+      for (guint i = 0; i < N_WRITERS; i++)
+        s.siblings[i] = lazy_clone (s.source);
+      CowStorage *storage = cow_tensor_storage (s.source);
+      uint64_t ctx = cow_storage_context_id (storage);
+
+      pthread_barrier_wait (&s.start);
+      pthread_barrier_wait (&s.done);
+
+      for (guint i = 0; i < N_WRITERS + N_CLONERS; i++)
+        g_assert_cmpuint (s.bad[i], ==, 0);
+      for (guint i = 0; i < N_WRITERS; i++)
+        {
+          g_assert_false (cow_tensor_is_cow (s.siblings[i]));
+          g_assert_cmpuint (cow_tensor_data_address (s.siblings[i]), !=, original);
+        }
+      g_assert_cmpint (cow_storage_context_refcount (storage), ==,
+                       1 + N_CLONERS * CLONES_PER_CLONER);
+      for (guint c = 0; c < N_CLONERS; c++)
+        for (guint k = 0; k < CLONES_PER_CLONER; k++)
+          {
+            CowTensor *t = s.clones[c][k];
+            g_assert_cmpuint (cow_storage_context_id (cow_tensor_storage (t)), ==, ctx);
+            g_assert_cmpuint (cow_tensor_data_address (t), ==, original);
+          }
+      /* The original plus one copy per writer. */
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 1 + N_WRITERS);
+
+      for (guint c = 0; c < N_CLONERS; c++)
+        for (guint k = 0; k < CLONES_PER_CLONER; k++)
+          cow_tensor_unref (s.clones[c][k]);
+      g_assert_cmpint (cow_storage_context_refcount (storage), ==, 1);
+      /* The source is the last sharer: it steals. */
+      g_assert_cmpuint (write_pattern (s.source, 7), ==, 0);
+      g_assert_cmpuint (cow_tensor_data_address (s.source), ==, original);
+      g_assert_false (cow_tensor_is_cow (s.source));
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 1 + N_WRITERS);
+      for (guint i = 0; i < N_WRITERS; i++)
+        {
+          g_assert_cmpuint (count_mismatches_read (s.siblings[i], s.seed + 1 + i), ==, 0);
+          cow_tensor_unref (s.siblings[i]);
+        }
+      cow_tensor_unref (s.source);
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 0);
+    }
+
+  for (guint i = 0; i < N_WRITERS + N_CLONERS; i++)
+    g_thread_join (threads[i]);
+  pthread_barrier_destroy (&s.start);
+  pthread_barrier_destroy (&s.done);
+  test_allocator_free (alloc);
+}
+
+/* ------------------------------------------------------------------ */
+/* 3. Concurrent first lazy clones of a plain storage                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  pthread_barrier_t start, done;
+  guint rounds;
+  CowTensor *source;
+  CowTensor *results[N_THREADS];
+} FirstClone;
+
+typedef struct {
+  FirstClone *shared;
+  guint index;
+} FirstWorker;
+
+static gpointer
+first_clone_worker (gpointer data)
+{
+  FirstWorker *w = data;
+  FirstClone *s = w->shared;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      s->results[w->index] = cow_tensor_lazy_clone (s->source, NULL);
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+/* Several threads lazily clone one storage that is not copy-on-write yet:
+ * they must agree on one context, with every clone counted. */
+static void
+test_concurrent_first_clone (void)
+{
+  FirstClone s = { .rounds = stress_rounds (3000) };
+  FirstWorker workers[N_THREADS];
+  GThread *threads[N_THREADS];
+  TestAllocator *alloc = test_allocator_new ();
+  TestRecorder *rec = test_recorder_new ();
+  pthread_barrier_init (&s.start, NULL, N_THREADS + 1);
+  pthread_barrier_init (&s.done, NULL, N_THREADS + 1);
+  for (guint i = 0; i < N_THREADS; i++)
+    {
+      workers[i] = (FirstWorker) { &s, i };
+      threads[i] = g_thread_new ("first-clone", first_clone_worker, &workers[i]);
+    }
+
+  for (guint r = 0; r < s.rounds; r++)
+    {
+      s.source = make_source (alloc, r);
+      CowStorage *storage = cow_tensor_storage (s.source);
+      uintptr_t original = cow_tensor_data_address (s.source);
+      g_assert_false (cow_storage_is_cow (storage));
+      gint allocs = test_allocator_n_allocs (alloc);
+      gboolean traced = r % 4 == 0;
+      if (traced)
+        {
+          test_recorder_clear (rec);
+          test_recorder_start (rec);
+        }
+
+      pthread_barrier_wait (&s.start);
+      pthread_barrier_wait (&s.done);
+      test_recorder_stop (rec);
+
+      uint64_t ctx = cow_storage_context_id (storage);
+      g_assert_cmpuint (ctx, !=, 0);
+      g_assert_cmpint (cow_storage_context_refcount (storage), ==, N_THREADS + 1);
+      for (guint i = 0; i < N_THREADS; i++)
+        {
+          CowTensor *t = s.results[i];
+          g_assert_nonnull (t);
+          g_assert_cmpuint (cow_storage_context_id (cow_tensor_storage (t)), ==, ctx);
+          g_assert_cmpuint (cow_tensor_data_address (t), ==, original);
+          g_assert_false (cow_tensor_is_alias_of (t, s.source));
+        }
+      /* No copies. */
+      g_assert_cmpint (test_allocator_n_allocs (alloc), ==, allocs);
+      if (traced)
+        {
+          g_assert_cmpuint (test_recorder_count (rec, COW_EVENT_CONTEXT_NEW), ==, 1);
+          g_assert_cmpuint (test_recorder_count (rec, COW_EVENT_CONTEXT_REF), ==, N_THREADS);
+          g_assert_cmpuint (test_recorder_count (rec, COW_EVENT_LAZY_CLONE), ==, N_THREADS);
+        }
+
+      /* Every sharer writes, one after another: N copies, one steal. */
+      for (guint i = 0; i < N_THREADS; i++)
+        {
+          g_assert_cmpuint (write_pattern (s.results[i], i + 1), ==, 0);
+          g_assert_cmpint (cow_storage_context_refcount (storage), ==, N_THREADS - i);
+        }
+      g_assert_cmpuint (count_mismatches (s.source, r), ==, 0);
+      g_assert_cmpuint (write_pattern (s.source, 0), ==, 0);
+      g_assert_cmpuint (cow_tensor_data_address (s.source), ==, original);
+      for (guint i = 0; i < N_THREADS; i++)
+        cow_tensor_unref (s.results[i]);
+      cow_tensor_unref (s.source);
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 0);
+    }
+
+  for (guint i = 0; i < N_THREADS; i++)
+    g_thread_join (threads[i]);
+  pthread_barrier_destroy (&s.start);
+  pthread_barrier_destroy (&s.done);
+  test_recorder_free (rec);
+  test_allocator_free (alloc);
+}
+
+/* ------------------------------------------------------------------ */
+/* 4. Sharers freed, or freed and written, at the same time            */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  pthread_barrier_t start, done;
+  guint rounds;
+  guint seed;
+  guint n_writers; /* threads below this index write; the rest unref */
+  CowTensor *slots[N_THREADS];
+  uintptr_t addresses[N_THREADS];
+  guint bad[N_THREADS];
+} FreeRace;
+
+typedef struct {
+  FreeRace *shared;
+  guint index;
+} FreeWorker;
+
+static gpointer
+free_race_worker (gpointer data)
+{
+  FreeWorker *w = data;
+  FreeRace *s = w->shared;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      CowTensor *t = s->slots[w->index];
+      if (w->index < s->n_writers)
+        {
+          guint own = s->seed + 1 + w->index;
+          s->bad[w->index] += count_mismatches (t, s->seed);
+          s->bad[w->index] += materialize_and_write (t, s->seed, own);
+          s->bad[w->index] += count_mismatches (t, own);
+          s->addresses[w->index] = cow_tensor_data_address (t);
+        }
+      else
+        {
+          s->bad[w->index] += count_mismatches (t, s->seed);
+          cow_tensor_unref (t);
+          s->slots[w->index] = NULL;
+        }
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+/* @n_writers sharers write while the others drop their references, all
+ * at once.  Whoever is last keeps (steal) or frees the original bytes,
+ * exactly once. */
+static void
+run_free_race (guint n_writers, guint rounds)
+{
+  FreeRace s = { .rounds = rounds, .n_writers = n_writers };
+  FreeWorker workers[N_THREADS];
+  GThread *threads[N_THREADS];
+  TestAllocator *alloc = test_allocator_new ();
+  TestRecorder *rec = test_recorder_new ();
+  pthread_barrier_init (&s.start, NULL, N_THREADS + 1);
+  pthread_barrier_init (&s.done, NULL, N_THREADS + 1);
+  for (guint i = 0; i < N_THREADS; i++)
+    {
+      workers[i] = (FreeWorker) { &s, i };
+      threads[i] = g_thread_new ("free-race", free_race_worker, &workers[i]);
+    }
+
+  for (guint r = 0; r < rounds; r++)
+    {
+      s.seed = r * 16;
+      CowTensor *source = make_source (alloc, s.seed);
+      uintptr_t original = cow_tensor_data_address (source);
+      uint64_t original_allocation = cow_storage_allocation_id (cow_tensor_storage (source));
+      /* The source goes to the last thread, so writers hold clones. */
+      s.slots[N_THREADS - 1] = source;
+      for (guint i = 0; i < N_THREADS - 1; i++)
+        s.slots[i] = lazy_clone (source);
+      uint64_t ctx = cow_storage_context_id (cow_tensor_storage (source));
+      gboolean traced = r % 2 == 0;
+      if (traced)
+        {
+          test_recorder_clear (rec);
+          test_recorder_start (rec);
+        }
+
+      pthread_barrier_wait (&s.start);
+      pthread_barrier_wait (&s.done);
+      test_recorder_stop (rec);
+
+      guint stolen = 0;
+      for (guint i = 0; i < N_THREADS; i++)
+        g_assert_cmpuint (s.bad[i], ==, 0);
+      for (guint i = 0; i < n_writers; i++)
+        {
+          g_assert_false (cow_tensor_is_cow (s.slots[i]));
+          stolen += s.addresses[i] == original;
+        }
+      g_assert_cmpuint (stolen, <=, 1);
+      /* Each writer owns one block; every other block is gone. */
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, (gint) n_writers);
+      if (traced)
+        {
+          guint steals = test_recorder_count_materialize_in (rec, COW_MATERIALIZE_STEAL, ctx);
+          guint copies = test_recorder_count_materialize_in (rec, COW_MATERIALIZE_COPY, ctx);
+          guint freed = test_recorder_count_id (rec, COW_EVENT_ALLOCATION_FREE, original_allocation);
+          g_assert_cmpuint (steals, ==, stolen);
+          g_assert_cmpuint (steals + copies, ==, n_writers);
+          /* The original bytes were either stolen or freed, once. */
+          g_assert_cmpuint (steals + freed, ==, 1);
+          g_assert_cmpuint (test_recorder_count_id (rec, COW_EVENT_CONTEXT_FREE, ctx), ==, 1);
+        }
+      for (guint i = 0; i < n_writers; i++)
+        {
+          g_assert_cmpuint (count_mismatches_read (s.slots[i], s.seed + 1 + i), ==, 0);
+          cow_tensor_unref (s.slots[i]);
+        }
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 0);
+    }
+
+  for (guint i = 0; i < N_THREADS; i++)
+    g_thread_join (threads[i]);
+  pthread_barrier_destroy (&s.start);
+  pthread_barrier_destroy (&s.done);
+  test_recorder_free (rec);
+  test_allocator_free (alloc);
+}
+
+/* Every sharer drops its reference at once: the bytes are freed once. */
+static void
+test_free_all_at_once (void)
+{
+  run_free_race (0, stress_rounds (1500));
+}
+
+/* Half the sharers write while the other half drop their references. */
+static void
+test_free_while_writing (void)
+{
+  run_free_race (N_THREADS / 2, stress_rounds (1000));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/concurrency/materialize/all-sharers", test_all_write);
+  g_test_add_func ("/concurrency/materialize/all-sharers-traced", test_all_write_traced);
+  g_test_add_func ("/concurrency/lazy-clone/while-siblings-write",
+                   test_clone_while_siblings_write);
+  g_test_add_func ("/concurrency/lazy-clone/first-clone-one-context",
+                   test_concurrent_first_clone);
+  g_test_add_func ("/concurrency/free/all-at-once", test_free_all_at_once);
+  g_test_add_func ("/concurrency/free/while-writing", test_free_while_writing);
+
+  return g_test_run ();
+}
