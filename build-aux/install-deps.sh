@@ -31,6 +31,9 @@ PACKAGES=(
   # Session database (recorder, app, CLI) and the sqlite3 shell to query it.
   libsqlite3-dev
   sqlite3
+  # Symbolizing call stacks in the recorder (elfutils' libdw)
+  libdw-dev
+  libelf-dev
 )
 
 dry_run=0

@@ -1,0 +1,212 @@
+-- Cowscope session database, schema version 1.
+--
+-- One SQLite file per recording (*.cowscope).  Timestamps are integer ns
+-- on CLOCK_MONOTONIC, one clock for engine and CUDA events.  Object ids
+-- are unique within a process (pid, id), never reused.  During recording
+-- the recorder appends to `events` (and `cuda_activity`); when recording
+-- ends it fills the derived tables, the indexes and the checkpoints in
+-- one transaction and sets meta.finalized = 1.  A session whose recorder
+-- died before that still holds every committed event and can be
+-- finalized later (cowscope-cli finalize).
+--
+-- Every table and column is documented in README.md ("Session database").
+
+PRAGMA user_version = 1;
+
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY,
+  value
+) WITHOUT ROWID;
+
+-- Lookup tables for the enums stored as integers (filled by the recorder
+-- from the engine's own names).
+CREATE TABLE event_types       (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE ops               (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE dtypes            (id INTEGER PRIMARY KEY, name TEXT NOT NULL, itemsize INTEGER NOT NULL);
+CREATE TABLE materialize_kinds (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE eager_reasons     (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE access_kinds      (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE allocation_kinds  (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE cuda_kinds        (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+
+CREATE TABLE processes (
+  pid          INTEGER PRIMARY KEY,
+  ppid         INTEGER,
+  exe          TEXT,
+  cmdline      TEXT,            -- arguments joined by spaces
+  start_ns     INTEGER,
+  end_ns       INTEGER,
+  end_reason   TEXT,            -- 'exited', 'signaled', 'crashed', 'killed', 'running'
+  exit_status  INTEGER,         -- when exited
+  exit_signal  INTEGER,         -- when signaled
+  gpu_status   TEXT             -- 'available' or 'unavailable: <reason>'
+);
+
+CREATE TABLE threads (
+  pid           INTEGER NOT NULL,
+  tid           INTEGER NOT NULL,
+  name          TEXT,
+  ring_capacity INTEGER,
+  produced      INTEGER NOT NULL DEFAULT 0, -- records the thread wrote (stored + dropped)
+  stored        INTEGER NOT NULL DEFAULT 0, -- records that reached this database
+  dropped       INTEGER NOT NULL DEFAULT 0, -- records lost to a full ring
+  PRIMARY KEY (pid, tid)
+) WITHOUT ROWID;
+
+-- Interned strings: tensor names, user ranges and marks, kernel names.
+CREATE TABLE strings (
+  pid   INTEGER NOT NULL,
+  id    INTEGER NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+-- Every engine trace event, in the order the recorder read it.  The
+-- payload columns v0..v4 mean what engine/cow-trace.h says per type.
+CREATE TABLE events (
+  seq      INTEGER PRIMARY KEY,
+  ts       INTEGER NOT NULL,
+  pid      INTEGER NOT NULL,
+  tid      INTEGER NOT NULL,
+  type     INTEGER NOT NULL,     -- event_types.id
+  op       INTEGER NOT NULL,     -- ops.id
+  aux      INTEGER NOT NULL,
+  v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER, v4 INTEGER,
+  stack_id INTEGER               -- stacks.id, or NULL
+);
+
+-- Call stacks: each distinct frame symbolized once.
+CREATE TABLE frames (
+  id        INTEGER PRIMARY KEY,
+  pid       INTEGER NOT NULL,
+  address   INTEGER NOT NULL,
+  module    TEXT,                -- mapped file the address falls in
+  function  TEXT,                -- NULL when unknown
+  file      TEXT,
+  line      INTEGER,
+  UNIQUE (pid, address)
+);
+CREATE TABLE stacks (
+  id    INTEGER PRIMARY KEY,
+  depth INTEGER NOT NULL
+);
+CREATE TABLE stack_frames (
+  stack_id INTEGER NOT NULL,
+  position INTEGER NOT NULL,     -- 0 = innermost
+  frame_id INTEGER NOT NULL,
+  PRIMARY KEY (stack_id, position)
+) WITHOUT ROWID;
+
+-- CUDA activity from CUPTI, normalized (probes/cowscope-protocol.h).
+CREATE TABLE cuda_activity (
+  id             INTEGER PRIMARY KEY,
+  pid            INTEGER NOT NULL,
+  kind           INTEGER NOT NULL, -- cuda_kinds.id
+  subkind        INTEGER,
+  start_ns       INTEGER NOT NULL,
+  end_ns         INTEGER NOT NULL,
+  bytes          INTEGER,
+  correlation_id INTEGER,
+  device_id      INTEGER,
+  context_id     INTEGER,
+  stream_id      INTEGER,
+  address        INTEGER,
+  external_id    INTEGER,          -- the engine operation (event seq) that issued it
+  name           TEXT
+);
+
+-- ---- Derived when recording ends --------------------------------------
+
+CREATE TABLE allocations (
+  pid INTEGER NOT NULL, id INTEGER NOT NULL,
+  kind INTEGER, device INTEGER, nbytes INTEGER, address INTEGER,
+  op INTEGER, new_ts INTEGER, free_ts INTEGER,  -- free_ts NULL: never freed
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+CREATE TABLE storages (
+  pid INTEGER NOT NULL, id INTEGER NOT NULL,
+  allocation_id INTEGER, nbytes INTEGER,
+  context_id INTEGER,           -- the CoW context it was born sharing, or NULL
+  source_storage_id INTEGER,    -- lazy-clone source, or NULL
+  op INTEGER, new_ts INTEGER, free_ts INTEGER,
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+CREATE TABLE tensors (
+  pid INTEGER NOT NULL, id INTEGER NOT NULL,
+  storage_id INTEGER, base_tensor_id INTEGER,
+  dtype INTEGER, ndim INTEGER, numel INTEGER, storage_offset INTEGER,
+  op INTEGER, name TEXT, tid INTEGER, new_ts INTEGER, free_ts INTEGER,
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+CREATE TABLE contexts (
+  pid INTEGER NOT NULL, id INTEGER NOT NULL,
+  allocation_id INTEGER, first_storage_id INTEGER,
+  new_ts INTEGER, free_ts INTEGER,
+  max_refcount INTEGER,
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+CREATE TABLE lazy_clones (
+  seq INTEGER PRIMARY KEY,      -- events.seq
+  pid INTEGER, tid INTEGER, ts INTEGER, op INTEGER,
+  source_tensor_id INTEGER, result_tensor_id INTEGER,
+  source_storage_id INTEGER, result_storage_id INTEGER,
+  context_id INTEGER,           -- NULL for an eager fallback
+  eager_reason INTEGER,         -- eager_reasons.id, NULL when lazy
+  nbytes INTEGER,               -- bytes shared (lazy) or copied (eager)
+  stack_id INTEGER
+);
+
+CREATE TABLE materializations (
+  seq INTEGER PRIMARY KEY,      -- events.seq of the begin event
+  pid INTEGER, tid INTEGER, begin_ts INTEGER, end_ts INTEGER,
+  op INTEGER,                   -- the write that triggered it
+  storage_id INTEGER, context_id INTEGER, tensor_id INTEGER,
+  nbytes INTEGER,
+  kind INTEGER,                 -- materialize_kinds.id: copy, steal, failed
+  copy_discarded INTEGER,       -- 1: copied, then found itself last and stole
+  lock_wait_ns INTEGER,
+  allocation_id INTEGER,        -- allocation the storage owns afterwards
+  lazy_clone_seq INTEGER,       -- the lazy clone that created the sharing
+  stack_id INTEGER
+);
+
+CREATE TABLE violations (
+  seq INTEGER PRIMARY KEY,
+  pid INTEGER, tid INTEGER, ts INTEGER, op INTEGER,
+  access INTEGER,               -- access_kinds.id
+  storage_id INTEGER, writer_tensor_id INTEGER, accessor_tensor_id INTEGER,
+  writer_generation INTEGER, accessor_generation INTEGER,
+  stack_id INTEGER
+);
+
+CREATE TABLE ranges (
+  pid INTEGER NOT NULL, id INTEGER NOT NULL,
+  tid INTEGER, name TEXT, parent_id INTEGER,
+  begin_ts INTEGER, end_ts INTEGER,   -- end_ts NULL: never closed
+  PRIMARY KEY (pid, id)
+) WITHOUT ROWID;
+
+CREATE TABLE marks (
+  seq INTEGER PRIMARY KEY,
+  pid INTEGER, tid INTEGER, ts INTEGER, name TEXT, range_id INTEGER
+);
+
+-- Live objects every `meta.checkpoint_interval` events, so the sharing
+-- graph at any instant is rebuilt from the nearest checkpoint at or
+-- before it plus the events after it, not from the start.
+CREATE TABLE checkpoints (
+  id INTEGER PRIMARY KEY,
+  seq INTEGER NOT NULL,         -- state after events.seq <= this
+  ts INTEGER NOT NULL
+);
+CREATE TABLE checkpoint_objects (
+  checkpoint_id INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  kind TEXT NOT NULL,           -- 'allocation', 'context', 'storage', 'tensor'
+  id INTEGER NOT NULL,
+  PRIMARY KEY (checkpoint_id, pid, kind, id)
+) WITHOUT ROWID;
