@@ -48,7 +48,8 @@ typedef struct {
 } CowscopeMessageHeader;
 
 /* HELLO: followed by exe_length bytes of the executable's path and
- * cmdline_length bytes of its command line (arguments separated by NUL). */
+ * cmdline_length bytes of its command line (arguments separated by NUL,
+ * no final NUL). */
 typedef struct {
   uint32_t protocol_version; /* COWSCOPE_PROTOCOL_VERSION */
   uint32_t pid;
@@ -79,7 +80,8 @@ typedef struct {
   char thread_name[16]; /* NUL-padded, as prctl(PR_GET_NAME) gives it */
 } CowscopeRingMessage;
 
-/* GPU_STATUS: followed by reason_length bytes ("no CUDA driver: …"). */
+/* GPU_STATUS: followed by reason_length bytes ("no CUDA driver: …").
+ * Sent only when CUDA tracing was asked for (COWSCOPE_CUDA=1). */
 typedef struct {
   uint32_t available; /* 1: CUPTI activity tracing is on */
   uint32_t reason_length;
@@ -116,9 +118,17 @@ typedef enum {
   COWSCOPE_CUDA_RUNTIME_API = 7,          /* a CPU-side API call span */
 } CowscopeCudaKind;
 
+/* Per kind: subkind is the memcpy kind (CUpti_ActivityMemcpyKind) for
+ * MEMCPY, the memory kind for MEMSET and MEMORY_*, the external kind for
+ * EXTERNAL_CORRELATION and the callback id for RUNTIME_API; `a` is the
+ * address for MEMORY_*, the external id for EXTERNAL_CORRELATION and the
+ * system tid for RUNTIME_API.  Kernel names are interned by the probe
+ * itself: name_string_id has bit 63 set (so it never meets an engine
+ * id) and a STRING record announces it earlier on the same ring.  One
+ * blob holds one record. */
 typedef struct {
   uint32_t kind;           /* CowscopeCudaKind */
-  uint32_t subkind;        /* memcpy: CUpti_ActivityMemcpyKind; memory: memory kind */
+  uint32_t subkind;        /* see above */
   int64_t start_ns;        /* on CLOCK_MONOTONIC (CUPTI's clock is aligned) */
   int64_t end_ns;          /* = start_ns for instants (alloc/free) */
   uint64_t bytes;
