@@ -34,6 +34,27 @@ PACKAGES=(
   # Symbolizing call stacks in the recorder (elfutils' libdw)
   libdw-dev
   libelf-dev
+  # `cowscope-cli report --json` and its tests (json-glib)
+  libjson-glib-dev
+  # The GTK application (GTK 4.8, libadwaita 1.2) and its graph layout
+  # (Graphviz's libgvc; `graphviz` for the dot tool).
+  libgtk-4-dev
+  libadwaita-1-dev
+  libgraphviz-dev
+  graphviz
+  # GResource xml-stripblanks (xmllint), and the tools meson's install
+  # hooks run (gtk4-update-icon-cache, update-mime-database).
+  libxml2-utils
+  libgtk-4-bin
+  shared-mime-info
+  # Translations and the validation of the desktop file and metainfo.
+  gettext
+  desktop-file-utils
+  appstream
+  # GUI tests under a virtual X display, and screenshots of it.
+  xvfb
+  xauth
+  imagemagick
 )
 
 dry_run=0

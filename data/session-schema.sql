@@ -13,6 +13,17 @@
 
 PRAGMA user_version = 1;
 
+-- Keys the recorder writes:
+--   format ('cowscope-session'), schema_version, recorder_version,
+--   created_utc (ISO 8601), command (the target's argv, space-joined),
+--   program, stacks (0/1), ring_policy ('drop'|'block'), ring_capacity,
+--   gpu_tracing ('available', 'unavailable: <reason>', 'off' or 'unknown'),
+--   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
+--   'unknown'), exit_status, exit_signal, interrupted (1: Ctrl-C on the
+--   recorder), recorder_killed (1: finalized later by `cowscope-cli
+--   finalize`), produced, stored, dropped (totals of threads.*),
+--   malformed_records (records the recorder could not use), events,
+--   checkpoint_interval, finalized (0 while recording, 1 when done).
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value
@@ -36,7 +47,9 @@ CREATE TABLE processes (
   cmdline      TEXT,            -- arguments joined by spaces
   start_ns     INTEGER,
   end_ns       INTEGER,
-  end_reason   TEXT,            -- 'exited', 'signaled', 'crashed', 'killed', 'running'
+  end_reason   TEXT,            -- 'exited', 'signaled', 'crashed', 'killed', 'running',
+                                -- 'unknown' (a child of the target that hung up
+                                -- without saying BYE: crashed, killed or _exit)
   exit_status  INTEGER,         -- when exited
   exit_signal  INTEGER,         -- when signaled
   gpu_status   TEXT             -- 'available' or 'unavailable: <reason>'
@@ -112,7 +125,17 @@ CREATE TABLE cuda_activity (
   stream_id      INTEGER,
   address        INTEGER,
   external_id    INTEGER,          -- the engine operation (event seq) that issued it
-  name           TEXT
+  name           TEXT,             -- kernels: the kernel's name (filled at finalize)
+  name_id        INTEGER           -- kernels: strings.id of the name, as recorded
+);
+
+-- Each process's memory map (/proc/PID/maps text), newest complete copy,
+-- kept so that frames can be symbolized when the session is finalized
+-- (also by `cowscope-cli finalize` after the recorder died).
+CREATE TABLE process_maps (
+  pid        INTEGER PRIMARY KEY,
+  generation INTEGER NOT NULL,
+  maps       TEXT NOT NULL
 );
 
 -- ---- Derived when recording ends --------------------------------------
@@ -197,7 +220,9 @@ CREATE TABLE marks (
 
 -- Live objects every `meta.checkpoint_interval` events, so the sharing
 -- graph at any instant is rebuilt from the nearest checkpoint at or
--- before it plus the events after it, not from the start.
+-- before it plus the events after it, not from the start.  When more
+-- objects are alive than the interval, checkpoints are taken only every
+-- that-many events instead, so they never outweigh the events themselves.
 CREATE TABLE checkpoints (
   id INTEGER PRIMARY KEY,
   seq INTEGER NOT NULL,         -- state after events.seq <= this

@@ -1,0 +1,219 @@
+/* cowscope-budget.c — parses and checks `--fail-if` budgets. */
+#include "cowscope-budget.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* User-visible messages (untranslated for now), in one place. */
+#define MSG_EMPTY        "empty --fail-if expression (expected METRIC OP NUMBER, e.g. 'copied_bytes > 64Mi')"
+#define MSG_NO_METRIC    "--fail-if '%s': expected a metric name first (METRIC OP NUMBER)"
+#define MSG_UNKNOWN      "--fail-if '%s': unknown metric '%s' (known: %s)"
+#define MSG_NO_OP        "--fail-if '%s': expected an operator (> >= < <= == !=) after '%s'"
+#define MSG_NO_NUMBER    "--fail-if '%s': expected a number after '%s'"
+#define MSG_BAD_SUFFIX   "--fail-if '%s': unknown unit '%s' (use K, M, G, T, Ki, Mi, Gi or Ti)"
+#define MSG_RANGE        "--fail-if '%s': the number is out of range"
+
+static const char *const metrics[] = {
+  "lazy_clones",     /* lazy clones that shared storage */
+  "eager_fallbacks", /* lazy clones that copied eagerly instead */
+  "eager_bytes",     /* bytes those eager fallbacks copied */
+  "copies",          /* materializations that copied */
+  "steals",          /* materializations that took over the bytes */
+  "failed_materializations",
+  "discarded_copies",/* steals whose copy was thrown away */
+  "copied_bytes",
+  "stolen_bytes",
+  "shared_bytes",    /* bytes shared lazily */
+  "saved_bytes",     /* shared_bytes - copied_bytes */
+  "lock_wait_ns",
+  "violations",
+  "produced_events",
+  "stored_events",
+  "dropped_events",
+  "cuda_copies",
+  "cuda_copy_bytes",
+  "cuda_memsets",
+  "cuda_kernels",
+  "processes",
+  "threads",
+  "duration_ns",
+  NULL,
+};
+
+static const struct {
+  const char *symbol;
+  CowscopeBudgetOp op;
+} operators[] = {
+  /* Two-character operators first so that ">=" is not read as ">". */
+  { ">=", COWSCOPE_BUDGET_GE }, { "<=", COWSCOPE_BUDGET_LE },
+  { "==", COWSCOPE_BUDGET_EQ }, { "!=", COWSCOPE_BUDGET_NE },
+  { ">", COWSCOPE_BUDGET_GT },  { "<", COWSCOPE_BUDGET_LT },
+};
+
+static const struct {
+  const char *suffix;
+  double factor;
+} suffixes[] = {
+  { "", 1.0 },
+  { "K", 1e3 }, { "k", 1e3 }, { "M", 1e6 }, { "G", 1e9 }, { "T", 1e12 },
+  { "Ki", 1024.0 }, { "Mi", 1048576.0 }, { "Gi", 1073741824.0 },
+  { "Ti", 1099511627776.0 },
+};
+
+const char *const *
+cowscope_budget_metrics (void)
+{
+  return metrics;
+}
+
+const char *
+cowscope_budget_op_symbol (CowscopeBudgetOp op)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (operators); i++)
+    if (operators[i].op == op)
+      return operators[i].symbol;
+  return "?";
+}
+
+/* The unit factor of @suffix ("Mi", "MiB", "K", "" ...), or 0 if unknown. */
+static double
+suffix_factor (const char *suffix)
+{
+  g_autofree char *unit = g_strdup (suffix);
+  gsize len = strlen (unit);
+
+  if (len > 0 && unit[len - 1] == 'B')
+    unit[len - 1] = '\0';
+  for (gsize i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    if (strcmp (unit, suffixes[i].suffix) == 0)
+      return suffixes[i].factor;
+  return 0.0;
+}
+
+CowscopeBudget *
+cowscope_budget_parse (const char *expression, GError **error)
+{
+  g_autoptr (CowscopeBudget) budget = g_new0 (CowscopeBudget, 1);
+  const char *p = expression, *start;
+  gboolean found = FALSE;
+  char *end = NULL;
+  double number, factor;
+
+  while (g_ascii_isspace (*p))
+    p++;
+  if (*p == '\0')
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           MSG_EMPTY);
+      return NULL;
+    }
+
+  start = p;
+  while (g_ascii_isalnum (*p) || *p == '_')
+    p++;
+  if (p == start)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   MSG_NO_METRIC, expression);
+      return NULL;
+    }
+  budget->metric = g_strndup (start, p - start);
+  for (gsize i = 0; metrics[i] != NULL; i++)
+    found = found || strcmp (metrics[i], budget->metric) == 0;
+  if (!found)
+    {
+      g_autofree char *known = g_strjoinv (", ", (char **) metrics);
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   MSG_UNKNOWN, expression, budget->metric, known);
+      return NULL;
+    }
+
+  while (g_ascii_isspace (*p))
+    p++;
+  found = FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (operators) && !found; i++)
+    if (strncmp (p, operators[i].symbol, strlen (operators[i].symbol)) == 0)
+      {
+        budget->op = operators[i].op;
+        p += strlen (operators[i].symbol);
+        found = TRUE;
+      }
+  if (!found)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, MSG_NO_OP,
+                   expression, budget->metric);
+      return NULL;
+    }
+
+  while (g_ascii_isspace (*p))
+    p++;
+  if (!(g_ascii_isdigit (*p) || ((*p == '-' || *p == '.') && p[1] != '\0')))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   MSG_NO_NUMBER, expression,
+                   cowscope_budget_op_symbol (budget->op));
+      return NULL;
+    }
+  errno = 0;
+  number = g_ascii_strtod (p, &end);
+  if (end == p || errno == ERANGE || !isfinite (number))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   MSG_NO_NUMBER, expression,
+                   cowscope_budget_op_symbol (budget->op));
+      return NULL;
+    }
+  {
+    g_autofree char *suffix = g_strstrip (g_strdup (end));
+    /* strtod also reads "inf", "nan" and hex: accept only plain digits. */
+    for (const char *q = p; q < end; q++)
+      if (!(g_ascii_isdigit (*q) || *q == '.' || *q == '-'))
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       MSG_NO_NUMBER, expression,
+                       cowscope_budget_op_symbol (budget->op));
+          return NULL;
+        }
+    factor = suffix_factor (suffix);
+    if (factor == 0.0)
+      {
+        g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                     MSG_BAD_SUFFIX, expression, suffix);
+        return NULL;
+      }
+  }
+  number = round (number * factor);
+  if (!(number > -9.2e18 && number < 9.2e18))
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, MSG_RANGE,
+                   expression);
+      return NULL;
+    }
+  budget->limit = (gint64) number;
+  return g_steal_pointer (&budget);
+}
+
+void
+cowscope_budget_free (CowscopeBudget *budget)
+{
+  if (budget == NULL)
+    return;
+  g_free (budget->metric);
+  g_free (budget);
+}
+
+gboolean
+cowscope_budget_exceeded (const CowscopeBudget *budget, gint64 value)
+{
+  switch (budget->op)
+    {
+    case COWSCOPE_BUDGET_GT: return value > budget->limit;
+    case COWSCOPE_BUDGET_GE: return value >= budget->limit;
+    case COWSCOPE_BUDGET_LT: return value < budget->limit;
+    case COWSCOPE_BUDGET_LE: return value <= budget->limit;
+    case COWSCOPE_BUDGET_EQ: return value == budget->limit;
+    case COWSCOPE_BUDGET_NE: return value != budget->limit;
+    default: return FALSE;
+    }
+}

@@ -1,0 +1,1142 @@
+/* cowscope-export.c — `cowscope-cli export`. */
+#include "cowscope-export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cowscope-output.h"
+
+/* User-visible strings (untranslated for now), in one place. */
+#define MSG_PARAMETER      "FILE — write a session as a trace, CSV files or a compacted copy"
+#define MSG_SUMMARY        "Formats:\n  chrome  Trace Event JSON for ui.perfetto.dev and chrome://tracing\n  csv     a directory with one CSV file per table\n  sqlite  a compacted copy of the session database"
+#define MSG_OPT_FORMAT     "Output format: chrome, csv or sqlite (default chrome)"
+#define MSG_OPT_OUTPUT     "Where to write (a file; a directory for csv)"
+#define MSG_OPT_FORCE      "Replace OUT if it exists"
+#define MSG_OPT_HELP       "Show help options"
+#define MSG_USAGE_TRY      "Try 'cowscope-cli export --help'."
+#define MSG_NO_FILE        "no session file given"
+#define MSG_EXTRA_ARGS     "unexpected argument '%s' (one session file at a time)"
+#define MSG_NO_OUTPUT      "no output given (-o OUT)"
+#define MSG_BAD_FORMAT     "unknown format '%s' (use chrome, csv or sqlite)"
+#define MSG_NOT_FINALIZED  "warning: %s was not finalized: exporting the raw events as recorded (run 'cowscope-cli finalize %s' first for the full picture)"
+#define MSG_EXISTS         "%s already exists (use --force to replace it)"
+#define MSG_NOT_DIR        "%s exists and is not a directory"
+#define MSG_IS_DIR         "%s is a directory"
+#define MSG_NOT_REGULAR    "%s exists and is not a regular file"
+#define MSG_CREATE         "cannot create %s: %s"
+#define MSG_MOVE           "cannot move the output into place as %s: %s"
+#define MSG_SQLITE_WRITE   "cannot write %s: %s"
+#define MSG_PROGRESS       "\rexporting %s: %3d%%"
+
+/* ---- progress ------------------------------------------------------------ */
+
+typedef struct {
+  FILE *stream;  /* NULL: silent */
+  const char *label;
+  gint64 total, done;
+  int shown;     /* last percentage drawn, -1 none */
+} Progress;
+
+/* Draws progress on @stream only when it is a terminal. */
+static void
+progress_init (Progress *progress, FILE *stream, const char *label, gint64 total)
+{
+  progress->stream = stream != NULL && isatty (fileno (stream)) ? stream : NULL;
+  progress->label = label;
+  progress->total = MAX (total, 1);
+  progress->done = 0;
+  progress->shown = -1;
+}
+
+static void
+progress_step (Progress *progress)
+{
+  int percent;
+
+  progress->done++;
+  if (progress->stream == NULL || (progress->done & 4095) != 0)
+    return;
+  percent = (int) MIN (99, progress->done * 100 / progress->total);
+  if (percent != progress->shown)
+    {
+      fprintf (progress->stream, MSG_PROGRESS, progress->label, percent);
+      fflush (progress->stream);
+      progress->shown = percent;
+    }
+}
+
+/* Erases the progress line, if one was drawn. */
+static void
+progress_end (Progress *progress)
+{
+  if (progress->stream != NULL && progress->shown >= 0)
+    {
+      fputs ("\r\033[K", progress->stream);
+      fflush (progress->stream);
+    }
+}
+
+/* ---- chrome trace -------------------------------------------------------- */
+
+typedef struct {
+  CowscopeSession *session;
+  CowscopeOutput *out;
+  Progress progress;
+  gint64 base;      /* ns of ts 0 */
+  gint64 end;       /* the session's last timestamp */
+  gboolean first;   /* no event written yet */
+} Trace;
+
+/* Writes @ns as µs relative to the base, with exactly three decimals. */
+static void
+write_ts (Trace *trace, gint64 ns)
+{
+  gint64 rel = ns - trace->base;
+  guint64 mag = rel < 0 ? (guint64) -(rel + 1) + 1 : (guint64) rel;
+
+  cowscope_output_printf (trace->out, "%s%" PRIu64 ".%03u", rel < 0 ? "-" : "",
+                          mag / 1000, (unsigned) (mag % 1000));
+}
+
+/* Writes a duration of @ns as µs with three decimals. */
+static void
+write_dur (Trace *trace, gint64 ns)
+{
+  if (ns < 0)
+    ns = 0;
+  cowscope_output_printf (trace->out, "%" PRId64 ".%03u", ns / 1000,
+                          (unsigned) (ns % 1000));
+}
+
+/* Opens one event object: {"ph":PH,"name":NAME,"cat":CAT,"pid":..,"tid":..,"ts":..
+ * (the caller adds members and closes it with end_event). */
+static void
+begin_event (Trace *trace, const char *ph, const char *name, const char *cat,
+             gint64 pid, gint64 tid, gint64 ts)
+{
+  cowscope_output_puts (trace->out, trace->first ? "\n" : ",\n");
+  trace->first = FALSE;
+  cowscope_output_printf (trace->out, "{\"ph\":\"%s\",\"name\":", ph);
+  cowscope_output_json_string (trace->out, name);
+  cowscope_output_puts (trace->out, ",\"cat\":");
+  cowscope_output_json_string (trace->out, cat);
+  cowscope_output_printf (trace->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":",
+                          pid, tid);
+  write_ts (trace, ts);
+}
+
+static void
+end_event (Trace *trace)
+{
+  cowscope_output_puts (trace->out, "}");
+}
+
+/* An "M" metadata event naming a process or thread. */
+static void
+write_metadata (Trace *trace, const char *what, gint64 pid, gint64 tid,
+                const char *name)
+{
+  cowscope_output_puts (trace->out, trace->first ? "\n" : ",\n");
+  trace->first = FALSE;
+  cowscope_output_printf (trace->out,
+                          "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64
+                          ",\"tid\":%" PRId64 ",\"args\":{\"name\":",
+                          what, pid, tid);
+  cowscope_output_json_string (trace->out, name);
+  cowscope_output_puts (trace->out, "}}");
+}
+
+static void
+write_sort_index (Trace *trace, gint64 pid, gint64 index)
+{
+  cowscope_output_puts (trace->out, ",\n");
+  cowscope_output_printf (trace->out,
+                          "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%" PRId64
+                          ",\"tid\":0,\"args\":{\"sort_index\":%" PRId64 "}}",
+                          pid, index);
+}
+
+/* Argument helpers: each writes ,"KEY":VALUE (or "KEY":VALUE first). */
+static void
+arg_int (Trace *trace, gboolean *first, const char *key, sqlite3_stmt *stmt, int col)
+{
+  cowscope_output_printf (trace->out, "%s\"%s\":", *first ? "" : ",", key);
+  *first = FALSE;
+  if (sqlite3_column_type (stmt, col) == SQLITE_NULL)
+    cowscope_output_puts (trace->out, "null");
+  else
+    cowscope_output_printf (trace->out, "%" PRId64,
+                            (gint64) sqlite3_column_int64 (stmt, col));
+}
+
+static void
+arg_text (Trace *trace, gboolean *first, const char *key, const char *value)
+{
+  cowscope_output_printf (trace->out, "%s\"%s\":", *first ? "" : ",", key);
+  *first = FALSE;
+  cowscope_output_json_string (trace->out, value);
+}
+
+/* Runs @sql and hands each row to @row; FALSE on a read or write error. */
+static gboolean
+for_each_row (Trace *trace, const char *sql,
+              void (*row) (Trace *trace, sqlite3_stmt *stmt), GError **error)
+{
+  sqlite3_stmt *stmt = cowscope_session_prepare (trace->session, sql, error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = cowscope_session_step (trace->session, stmt, error)) == SQLITE_ROW
+         && cowscope_output_ok (trace->out))
+    {
+      row (trace, stmt);
+      progress_step (&trace->progress);
+    }
+  sqlite3_finalize (stmt);
+  return rc >= 0;
+}
+
+static void
+process_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 pid = sqlite3_column_int64 (stmt, 0);
+  const char *exe = (const char *) sqlite3_column_text (stmt, 1);
+  const char *cmdline = (const char *) sqlite3_column_text (stmt, 2);
+  g_autofree char *base = NULL;
+  g_autofree char *name = NULL;
+
+  if (exe != NULL && *exe != '\0')
+    base = g_path_get_basename (exe);
+  else if (cmdline != NULL && *cmdline != '\0')
+    {
+      g_auto (GStrv) words = g_strsplit (cmdline, " ", 2);
+      base = g_path_get_basename (words[0]);
+    }
+  name = g_strdup_printf ("%s", base != NULL ? base : "process");
+  write_metadata (trace, "process_name", pid, 0, name);
+}
+
+static void
+thread_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 tid = sqlite3_column_int64 (stmt, 1);
+  const char *name = (const char *) sqlite3_column_text (stmt, 2);
+  g_autofree char *fallback = g_strdup_printf ("thread %" PRId64, tid);
+
+  write_metadata (trace, "thread_name", sqlite3_column_int64 (stmt, 0), tid,
+                  name != NULL && *name != '\0' ? name : fallback);
+}
+
+static void
+gpu_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 device = sqlite3_column_int64 (stmt, 0);
+  g_autofree char *gpu = g_strdup_printf ("GPU %" PRId64, device);
+  g_autofree char *stream = g_strdup_printf ("stream %" PRId64,
+                                             (gint64) sqlite3_column_int64 (stmt, 1));
+  gint64 pid = COWSCOPE_EXPORT_GPU_PID_BASE + device;
+
+  /* Repeated per stream; viewers keep the last name, which is the same. */
+  write_metadata (trace, "process_name", pid, 0, gpu);
+  write_sort_index (trace, pid, 1000 + device);
+  write_metadata (trace, "thread_name", pid, sqlite3_column_int64 (stmt, 1), stream);
+}
+
+static void
+range_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 begin = sqlite3_column_int64 (stmt, 5);
+  gboolean open = sqlite3_column_type (stmt, 6) == SQLITE_NULL;
+  gint64 end = open ? trace->end : sqlite3_column_int64 (stmt, 6);
+  const char *name = (const char *) sqlite3_column_text (stmt, 2);
+  gboolean first = TRUE;
+
+  begin_event (trace, "X", name != NULL ? name : "range", "range",
+               sqlite3_column_int64 (stmt, 0), sqlite3_column_int64 (stmt, 1), begin);
+  cowscope_output_puts (trace->out, ",\"dur\":");
+  write_dur (trace, end - begin);
+  cowscope_output_puts (trace->out, ",\"args\":{");
+  arg_int (trace, &first, "range_id", stmt, 3);
+  arg_int (trace, &first, "parent_id", stmt, 4);
+  if (open)
+    cowscope_output_puts (trace->out, ",\"unclosed\":true");
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+static void
+materialization_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 begin = sqlite3_column_int64 (stmt, 3);
+  gint64 end = sqlite3_column_type (stmt, 4) == SQLITE_NULL ? begin
+                                                            : sqlite3_column_int64 (stmt, 4);
+  const char *kind = cowscope_session_enum_name (trace->session, "materialize_kinds",
+                                                 sqlite3_column_int64 (stmt, 6) & 255);
+  const char *op = cowscope_session_enum_name (trace->session, "ops",
+                                               sqlite3_column_int64 (stmt, 5));
+  g_autofree char *name = g_strdup_printf ("%s (%s)", kind, op);
+  gboolean first = TRUE;
+
+  begin_event (trace, "X", name, "materialize", sqlite3_column_int64 (stmt, 1),
+               sqlite3_column_int64 (stmt, 2), begin);
+  cowscope_output_puts (trace->out, ",\"dur\":");
+  write_dur (trace, end - begin);
+  cowscope_output_puts (trace->out, ",\"args\":{");
+  arg_int (trace, &first, "bytes", stmt, 8);
+  arg_text (trace, &first, "kind", kind);
+  arg_text (trace, &first, "op", op);
+  arg_int (trace, &first, "storage_id", stmt, 9);
+  arg_int (trace, &first, "context_id", stmt, 10);
+  arg_int (trace, &first, "tensor_id", stmt, 11);
+  arg_text (trace, &first, "tensor", (const char *) sqlite3_column_text (stmt, 12));
+  arg_int (trace, &first, "lock_wait_ns", stmt, 13);
+  arg_int (trace, &first, "allocation_id", stmt, 14);
+  arg_int (trace, &first, "copy_discarded", stmt, 7);
+  arg_int (trace, &first, "seq", stmt, 0);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+static void
+lazy_clone_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gboolean eager = sqlite3_column_type (stmt, 10) != SQLITE_NULL;
+  const char *reason = eager ? cowscope_session_enum_name (trace->session, "eager_reasons",
+                                                           sqlite3_column_int64 (stmt, 10))
+                             : NULL;
+  g_autofree char *name = eager ? g_strdup_printf ("eager clone (%s)", reason)
+                                : g_strdup ("lazy clone");
+  gboolean first = TRUE;
+
+  begin_event (trace, "i", name, "lazy_clone", sqlite3_column_int64 (stmt, 1),
+               sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3));
+  cowscope_output_puts (trace->out, ",\"s\":\"t\",\"args\":{");
+  arg_int (trace, &first, "bytes", stmt, 11);
+  arg_text (trace, &first, "op", cowscope_session_enum_name (trace->session, "ops",
+                                                             sqlite3_column_int64 (stmt, 4)));
+  arg_int (trace, &first, "source_tensor_id", stmt, 5);
+  arg_text (trace, &first, "source_tensor", (const char *) sqlite3_column_text (stmt, 12));
+  arg_int (trace, &first, "result_tensor_id", stmt, 6);
+  arg_text (trace, &first, "result_tensor", (const char *) sqlite3_column_text (stmt, 13));
+  arg_int (trace, &first, "source_storage_id", stmt, 7);
+  arg_int (trace, &first, "result_storage_id", stmt, 8);
+  arg_int (trace, &first, "context_id", stmt, 9);
+  if (eager)
+    arg_text (trace, &first, "eager_reason", reason);
+  arg_int (trace, &first, "seq", stmt, 0);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+static void
+violation_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  const char *access = cowscope_session_enum_name (trace->session, "access_kinds",
+                                                   sqlite3_column_int64 (stmt, 5));
+  g_autofree char *name = g_strdup_printf ("simulate violation (%s)", access);
+  gboolean first = TRUE;
+
+  begin_event (trace, "i", name, "violation", sqlite3_column_int64 (stmt, 1),
+               sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3));
+  cowscope_output_puts (trace->out, ",\"s\":\"t\",\"args\":{");
+  arg_text (trace, &first, "op", cowscope_session_enum_name (trace->session, "ops",
+                                                             sqlite3_column_int64 (stmt, 4)));
+  arg_text (trace, &first, "access", access);
+  arg_int (trace, &first, "storage_id", stmt, 6);
+  arg_int (trace, &first, "writer_tensor_id", stmt, 7);
+  arg_text (trace, &first, "writer", (const char *) sqlite3_column_text (stmt, 8));
+  arg_int (trace, &first, "accessor_tensor_id", stmt, 9);
+  arg_text (trace, &first, "accessor", (const char *) sqlite3_column_text (stmt, 10));
+  arg_int (trace, &first, "writer_generation", stmt, 11);
+  arg_int (trace, &first, "accessor_generation", stmt, 12);
+  arg_int (trace, &first, "seq", stmt, 0);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+static void
+mark_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  const char *name = (const char *) sqlite3_column_text (stmt, 4);
+  gboolean first = TRUE;
+
+  begin_event (trace, "i", name != NULL ? name : "mark", "mark",
+               sqlite3_column_int64 (stmt, 1), sqlite3_column_int64 (stmt, 2),
+               sqlite3_column_int64 (stmt, 3));
+  cowscope_output_puts (trace->out, ",\"s\":\"t\",\"args\":{");
+  arg_int (trace, &first, "range_id", stmt, 5);
+  arg_int (trace, &first, "seq", stmt, 0);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+/* An engine event that issued CUDA work but is no materialization: a
+ * zero-length slice, so that the flow arrow has something to start from. */
+static void
+issuer_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  const char *type = cowscope_session_enum_name (trace->session, "event_types",
+                                                 sqlite3_column_int64 (stmt, 4));
+  const char *op = cowscope_session_enum_name (trace->session, "ops",
+                                               sqlite3_column_int64 (stmt, 5));
+  g_autofree char *name = g_strdup_printf ("%s (%s)", op, type);
+  gboolean first = TRUE;
+
+  begin_event (trace, "X", name, "engine", sqlite3_column_int64 (stmt, 1),
+               sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3));
+  cowscope_output_puts (trace->out, ",\"dur\":0.000,\"args\":{");
+  arg_int (trace, &first, "seq", stmt, 0);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+}
+
+/* Columns: 0 id, 1 pid, 2 kind, 3 subkind, 4 start, 5 end, 6 bytes,
+ * 7 correlation_id, 8 device, 9 stream, 10 external_id, 11 name,
+ * 12 issuer pid, 13 issuer tid, 14 issuer ts, 15 mat begin, 16 mat end. */
+static void
+cuda_row (Trace *trace, sqlite3_stmt *stmt)
+{
+  gint64 id = sqlite3_column_int64 (stmt, 0);
+  gint64 kind = sqlite3_column_int64 (stmt, 2);
+  gint64 start = sqlite3_column_int64 (stmt, 4);
+  gint64 end = sqlite3_column_int64 (stmt, 5);
+  gint64 pid = COWSCOPE_EXPORT_GPU_PID_BASE + sqlite3_column_int64 (stmt, 8);
+  gint64 stream = sqlite3_column_int64 (stmt, 9);
+  const char *kind_name = cowscope_session_enum_name (trace->session, "cuda_kinds", kind);
+  const char *kernel = (const char *) sqlite3_column_text (stmt, 11);
+  g_autofree char *name = NULL;
+  gboolean instant = kind == 4 || kind == 5;
+  gboolean first = TRUE;
+
+  if (kind == 1)
+    name = g_strdup_printf ("memcpy %s", cowscope_session_enum_name (trace->session,
+                              "memcpy_kinds", sqlite3_column_int64 (stmt, 3)));
+  else if (kind == 3 && kernel != NULL)
+    name = g_strdup (kernel);
+  else
+    name = g_strdup (kind_name);
+
+  begin_event (trace, instant ? "i" : "X", name, "cuda", pid, stream, start);
+  if (instant)
+    cowscope_output_puts (trace->out, ",\"s\":\"t\"");
+  else
+    {
+      cowscope_output_puts (trace->out, ",\"dur\":");
+      write_dur (trace, end - start);
+    }
+  cowscope_output_puts (trace->out, ",\"args\":{");
+  arg_text (trace, &first, "kind", kind_name);
+  arg_int (trace, &first, "bytes", stmt, 6);
+  arg_int (trace, &first, "correlation_id", stmt, 7);
+  arg_int (trace, &first, "external_id", stmt, 10);
+  arg_int (trace, &first, "process", stmt, 1);
+  arg_int (trace, &first, "device", stmt, 8);
+  arg_int (trace, &first, "stream", stmt, 9);
+  cowscope_output_puts (trace->out, "}");
+  end_event (trace);
+
+  /* The flow from the engine operation that issued it. */
+  if (!instant && sqlite3_column_type (stmt, 12) != SQLITE_NULL)
+    {
+      gint64 from = sqlite3_column_int64 (stmt, 14);
+      if (sqlite3_column_type (stmt, 15) != SQLITE_NULL)
+        {
+          /* Inside the materialization's slice, where the copy was issued. */
+          gint64 lo = sqlite3_column_int64 (stmt, 15);
+          gint64 hi = sqlite3_column_type (stmt, 16) != SQLITE_NULL
+                        ? sqlite3_column_int64 (stmt, 16) : lo;
+          from = CLAMP (start, lo, MAX (lo, hi));
+        }
+      begin_event (trace, "s", "issued", "cuda_flow", sqlite3_column_int64 (stmt, 12),
+                   sqlite3_column_int64 (stmt, 13), from);
+      cowscope_output_printf (trace->out, ",\"id\":%" PRId64, id);
+      end_event (trace);
+      begin_event (trace, "f", "issued", "cuda_flow", pid, stream, start);
+      cowscope_output_printf (trace->out, ",\"id\":%" PRId64 ",\"bp\":\"e\"", id);
+      end_event (trace);
+    }
+}
+
+/* ---- counters ------------------------------------------------------------ */
+
+typedef struct {
+  gint64 refcount, nbytes;
+} ContextState;
+
+typedef struct {
+  GHashTable *allocations; /* id → gint64 nbytes */
+  GHashTable *contexts;    /* id → ContextState */
+  gint64 value[3];         /* allocated, shared lazily, live storages */
+  gint64 shown[3];
+} ProcessCounters;
+
+static const char *const counter_names[3] = {
+  "allocated bytes", "lazily shared bytes", "live storages",
+};
+static const char *const counter_keys[3] = { "bytes", "bytes", "storages" };
+
+static void
+process_counters_free (ProcessCounters *counters)
+{
+  g_hash_table_unref (counters->allocations);
+  g_hash_table_unref (counters->contexts);
+  g_free (counters);
+}
+
+static gint64 *
+int64_key (gint64 value)
+{
+  gint64 *key = g_new (gint64, 1);
+  *key = value;
+  return key;
+}
+
+/* Walks allocation, storage and context events in time order and writes a
+ * "C" event for each change of a process's counters. */
+static gboolean
+write_counters (Trace *trace, GError **error)
+{
+  g_autoptr (GHashTable) processes =
+    g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                           (GDestroyNotify) process_counters_free);
+  sqlite3_stmt *stmt = cowscope_session_prepare (trace->session,
+    "SELECT ts, pid, type, v0, v1, v2, v3 FROM main.events"
+    " WHERE type IN (1, 2, 3, 4, 8, 9, 10, 11) ORDER BY ts, seq", error);
+  int rc;
+
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = cowscope_session_step (trace->session, stmt, error)) == SQLITE_ROW
+         && cowscope_output_ok (trace->out))
+    {
+      gint64 ts = sqlite3_column_int64 (stmt, 0);
+      gint64 pid = sqlite3_column_int64 (stmt, 1);
+      gint64 type = sqlite3_column_int64 (stmt, 2);
+      gint64 v0 = sqlite3_column_int64 (stmt, 3);
+      gint64 v1 = sqlite3_column_int64 (stmt, 4);
+      gint64 v2 = sqlite3_column_int64 (stmt, 5);
+      gint64 v3 = sqlite3_column_int64 (stmt, 6);
+      ProcessCounters *c = g_hash_table_lookup (processes, &pid);
+
+      progress_step (&trace->progress);
+      if (c == NULL)
+        {
+          c = g_new0 (ProcessCounters, 1);
+          c->allocations = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+          c->contexts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+          for (int i = 0; i < 3; i++)
+            c->shown[i] = -1;
+          g_hash_table_insert (processes, int64_key (pid), c);
+        }
+      switch (type)
+        {
+        case 1: /* allocation_new: id, nbytes */
+          g_hash_table_replace (c->allocations, int64_key (v0), int64_key (v1));
+          c->value[0] += v1;
+          break;
+        case 2: /* allocation_free */
+          {
+            gint64 *known = g_hash_table_lookup (c->allocations, &v0);
+            c->value[0] -= known != NULL ? *known : v1;
+            g_hash_table_remove (c->allocations, &v0);
+          }
+          break;
+        case 3: /* storage_new */
+          c->value[2]++;
+          break;
+        case 4: /* storage_free */
+          c->value[2]--;
+          break;
+        default: /* context new/ref/unref/free: id, storage, refcount after, allocation */
+          {
+            ContextState *state = g_hash_table_lookup (c->contexts, &v0);
+            gint64 *nbytes = g_hash_table_lookup (c->allocations, &v3);
+            if (state == NULL)
+              {
+                state = g_new0 (ContextState, 1);
+                g_hash_table_insert (c->contexts, int64_key (v0), state);
+              }
+            if (state->nbytes == 0 && nbytes != NULL)
+              state->nbytes = *nbytes;
+            c->value[1] -= MAX (state->refcount - 1, 0) * state->nbytes;
+            state->refcount = type == 11 ? 0 : v2;
+            c->value[1] += MAX (state->refcount - 1, 0) * state->nbytes;
+            if (type == 11)
+              g_hash_table_remove (c->contexts, &v0);
+          }
+          break;
+        }
+      for (int i = 0; i < 3; i++)
+        if (c->value[i] != c->shown[i])
+          {
+            begin_event (trace, "C", counter_names[i], "memory", pid, 0, ts);
+            cowscope_output_printf (trace->out, ",\"args\":{\"%s\":%" PRId64 "}",
+                                    counter_keys[i], c->value[i]);
+            end_event (trace);
+            c->shown[i] = c->value[i];
+          }
+    }
+  sqlite3_finalize (stmt);
+  return rc >= 0;
+}
+
+/* ---- the chrome document -------------------------------------------------- */
+
+static const char processes_sql[] =
+  "SELECT pid, exe, cmdline FROM processes"
+  " UNION SELECT DISTINCT pid, NULL, NULL FROM main.events"
+  "  WHERE pid NOT IN (SELECT pid FROM processes) ORDER BY 1";
+static const char threads_sql[] = "SELECT pid, tid, name FROM threads";
+static const char gpus_sql[] =
+  "SELECT DISTINCT COALESCE (device_id, 0), COALESCE (stream_id, 0)"
+  " FROM cuda_activity WHERE kind IN (1, 2, 3, 4, 5)";
+static const char ranges_sql[] =
+  "SELECT pid, tid, name, id, parent_id, begin_ts, end_ts FROM ranges"
+  " WHERE begin_ts IS NOT NULL";
+static const char materializations_sql[] =
+  "SELECT m.seq, m.pid, m.tid, m.begin_ts, m.end_ts, m.op, m.kind,"
+  " m.copy_discarded, m.nbytes, m.storage_id, m.context_id, m.tensor_id,"
+  " (SELECT t.name FROM tensors t WHERE t.pid = m.pid AND t.id = m.tensor_id),"
+  " m.lock_wait_ns, m.allocation_id FROM materializations m"
+  " WHERE m.begin_ts IS NOT NULL";
+static const char lazy_clones_sql[] =
+  "SELECT l.seq, l.pid, l.tid, l.ts, l.op, l.source_tensor_id,"
+  " l.result_tensor_id, l.source_storage_id, l.result_storage_id,"
+  " l.context_id, l.eager_reason, l.nbytes,"
+  " (SELECT t.name FROM tensors t WHERE t.pid = l.pid AND t.id = l.source_tensor_id),"
+  " (SELECT t.name FROM tensors t WHERE t.pid = l.pid AND t.id = l.result_tensor_id)"
+  " FROM lazy_clones l WHERE l.ts IS NOT NULL";
+static const char violations_sql[] =
+  "SELECT v.seq, v.pid, v.tid, v.ts, v.op, v.access, v.storage_id,"
+  " v.writer_tensor_id,"
+  " (SELECT t.name FROM tensors t WHERE t.pid = v.pid AND t.id = v.writer_tensor_id),"
+  " v.accessor_tensor_id,"
+  " (SELECT t.name FROM tensors t WHERE t.pid = v.pid AND t.id = v.accessor_tensor_id),"
+  " v.writer_generation, v.accessor_generation FROM violations v"
+  " WHERE v.ts IS NOT NULL";
+static const char marks_sql[] =
+  "SELECT seq, pid, tid, ts, name, range_id FROM marks WHERE ts IS NOT NULL";
+static const char issuers_sql[] =
+  "SELECT DISTINCT e.seq, e.pid, e.tid, e.ts, e.type, e.op FROM cuda_activity c"
+  " JOIN main.events e ON e.seq = c.external_id"
+  " WHERE c.kind IN (1, 2, 3)"
+  " AND NOT EXISTS (SELECT 1 FROM materializations m WHERE m.seq = e.seq)";
+/* %s: the kernel-name expression (name_id is newer than some files). */
+static const char cuda_sql_format[] =
+  "SELECT c.id, c.pid, c.kind, c.subkind, c.start_ns, c.end_ns, c.bytes,"
+  " c.correlation_id, COALESCE (c.device_id, 0), COALESCE (c.stream_id, 0),"
+  " c.external_id, %s, e.pid, e.tid, e.ts, m.begin_ts, m.end_ts"
+  " FROM cuda_activity c LEFT JOIN main.events e ON e.seq = c.external_id"
+  " LEFT JOIN materializations m ON m.seq = c.external_id"
+  " WHERE c.kind IN (1, 2, 3, 4, 5) AND c.start_ns IS NOT NULL";
+
+/* The session's first and last timestamps (0, 0 when it has none). */
+static gboolean
+session_span (CowscopeSession *session, gint64 *start, gint64 *end, GError **error)
+{
+  return cowscope_session_query_int (session,
+           "SELECT MIN (t) FROM (SELECT MIN (ts) AS t FROM main.events"
+           " UNION ALL SELECT MIN (start_ns) FROM cuda_activity"
+           " UNION ALL SELECT MIN (begin_ts) FROM ranges)", start, error)
+         && cowscope_session_query_int (session,
+           "SELECT MAX (t) FROM (SELECT MAX (ts) AS t FROM main.events"
+           " UNION ALL SELECT MAX (end_ns) FROM cuda_activity"
+           " UNION ALL SELECT MAX (end_ts) FROM ranges)", end, error);
+}
+
+/* Estimated rows to write, for the progress line. */
+static gint64
+estimate_rows (CowscopeSession *session)
+{
+  gint64 n = 0, total = 0;
+  static const char *const counts[] = {
+    "SELECT MAX (seq) FROM main.events",
+    "SELECT count(*) FROM cuda_activity",
+    "SELECT count(*) FROM main.materializations",
+    "SELECT count(*) FROM main.lazy_clones",
+  };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (counts); i++)
+    if (cowscope_session_query_int (session, counts[i], &n, NULL))
+      total += n;
+  return total;
+}
+
+gboolean
+cowscope_export_chrome (CowscopeSession *session, const char *path,
+                        gboolean force, FILE *progress, GError **error)
+{
+  Trace trace = { .session = session, .first = TRUE };
+  g_autofree char *cuda_sql = NULL;
+  const char *command = cowscope_session_get_meta (session, "command");
+  gboolean ok;
+
+  if (!session_span (session, &trace.base, &trace.end, error))
+    return FALSE;
+  cuda_sql = g_strdup_printf (cuda_sql_format,
+                              cowscope_session_has_column (session, "cuda_activity", "name_id")
+                                ? "COALESCE (c.name, (SELECT s.value FROM strings s"
+                                  " WHERE s.pid = c.pid AND s.id = c.name_id))"
+                                : "c.name");
+  trace.out = cowscope_output_open (path, force, error);
+  if (trace.out == NULL)
+    return FALSE;
+  progress_init (&trace.progress, progress, path, estimate_rows (session));
+
+  cowscope_output_printf (trace.out,
+                          "{\"displayTimeUnit\":\"ns\",\"otherData\":{"
+                          "\"format\":\"cowscope-trace\",\"baseTimeNanoseconds\":%" PRId64
+                          ",\"clock\":\"CLOCK_MONOTONIC\",\"schema_version\":%d,\"command\":",
+                          trace.base, cowscope_session_get_schema_version (session));
+  cowscope_output_json_string (trace.out, command);
+  cowscope_output_puts (trace.out, ",\"session\":");
+  cowscope_output_json_string (trace.out, cowscope_session_get_path (session));
+  cowscope_output_printf (trace.out, ",\"finalized\":%s},\"traceEvents\":[",
+                          cowscope_session_is_finalized (session) ? "true" : "false");
+
+  ok = for_each_row (&trace, processes_sql, process_row, error)
+       && for_each_row (&trace, threads_sql, thread_row, error)
+       && for_each_row (&trace, gpus_sql, gpu_row, error)
+       && for_each_row (&trace, ranges_sql, range_row, error)
+       && for_each_row (&trace, materializations_sql, materialization_row, error)
+       && for_each_row (&trace, lazy_clones_sql, lazy_clone_row, error)
+       && for_each_row (&trace, violations_sql, violation_row, error)
+       && for_each_row (&trace, marks_sql, mark_row, error)
+       && for_each_row (&trace, issuers_sql, issuer_row, error)
+       && for_each_row (&trace, cuda_sql, cuda_row, error)
+       && write_counters (&trace, error);
+  progress_end (&trace.progress);
+  if (!ok)
+    {
+      cowscope_output_abort (trace.out);
+      return FALSE;
+    }
+  cowscope_output_puts (trace.out, "\n]}\n");
+  return cowscope_output_commit (trace.out, error);
+}
+
+/* ---- csv ----------------------------------------------------------------- */
+
+/* Writes @text as one RFC 4180 field, quoted when it must be. */
+static void
+csv_field (CowscopeOutput *out, const char *text, gsize length)
+{
+  gboolean quote = FALSE;
+
+  for (gsize i = 0; i < length && !quote; i++)
+    quote = text[i] == ',' || text[i] == '"' || text[i] == '\n' || text[i] == '\r';
+  if (!quote)
+    {
+      cowscope_output_write (out, text, length);
+      return;
+    }
+  cowscope_output_puts (out, "\"");
+  for (gsize i = 0, start = 0; i <= length; i++)
+    if (i == length || text[i] == '"')
+      {
+        cowscope_output_write (out, text + start, i - start);
+        if (i < length)
+          cowscope_output_puts (out, "\"\"");
+        start = i + 1;
+      }
+  cowscope_output_puts (out, "\"");
+}
+
+/* Writes table @table of @session as CSV into @out. */
+static gboolean
+csv_table (CowscopeSession *session, const char *table, CowscopeOutput *out,
+           Progress *progress, GError **error)
+{
+  g_autofree char *quoted = NULL;
+  g_autofree char *sql = NULL;
+  sqlite3_stmt *stmt;
+  GString *name = g_string_new (NULL);
+  int columns, rc;
+
+  for (const char *p = table; *p != '\0'; p++)
+    {
+      if (*p == '"')
+        g_string_append_c (name, '"');
+      g_string_append_c (name, *p);
+    }
+  quoted = g_string_free (name, FALSE);
+  sql = g_strdup_printf ("SELECT * FROM main.\"%s\"", quoted);
+  stmt = cowscope_session_prepare (session, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  columns = sqlite3_column_count (stmt);
+  for (int i = 0; i < columns; i++)
+    {
+      const char *column = sqlite3_column_name (stmt, i);
+      if (i > 0)
+        cowscope_output_puts (out, ",");
+      csv_field (out, column != NULL ? column : "", column != NULL ? strlen (column) : 0);
+    }
+  cowscope_output_puts (out, "\r\n");
+  while ((rc = cowscope_session_step (session, stmt, error)) == SQLITE_ROW
+         && cowscope_output_ok (out))
+    {
+      for (int i = 0; i < columns; i++)
+        {
+          if (i > 0)
+            cowscope_output_puts (out, ",");
+          switch (sqlite3_column_type (stmt, i))
+            {
+            case SQLITE_NULL:
+              break;
+            case SQLITE_INTEGER:
+              cowscope_output_printf (out, "%" PRId64, (gint64) sqlite3_column_int64 (stmt, i));
+              break;
+            case SQLITE_FLOAT:
+              {
+                char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+                cowscope_output_puts (out, g_ascii_dtostr (buffer, sizeof buffer,
+                                                           sqlite3_column_double (stmt, i)));
+              }
+              break;
+            case SQLITE_BLOB:
+              {
+                const guint8 *blob = sqlite3_column_blob (stmt, i);
+                int n = sqlite3_column_bytes (stmt, i);
+                for (int j = 0; j < n; j++)
+                  cowscope_output_printf (out, "%02x", blob[j]);
+              }
+              break;
+            default:
+              {
+                const char *text = (const char *) sqlite3_column_text (stmt, i);
+                csv_field (out, text != NULL ? text : "", (gsize) sqlite3_column_bytes (stmt, i));
+              }
+            }
+        }
+      cowscope_output_puts (out, "\r\n");
+      progress_step (progress);
+    }
+  sqlite3_finalize (stmt);
+  return rc >= 0;
+}
+
+/* "events" → "events.csv"; other bytes than [A-Za-z0-9_-] become '_'. */
+static char *
+csv_file_name (const char *table)
+{
+  GString *name = g_string_new (NULL);
+
+  for (const char *p = table; *p != '\0'; p++)
+    g_string_append_c (name, g_ascii_isalnum (*p) || *p == '_' || *p == '-' ? *p : '_');
+  g_string_append (name, ".csv");
+  return g_string_free (name, FALSE);
+}
+
+/* Removes the files @names in @dir and then @dir; best effort. */
+static void
+remove_tree (const char *dir, GPtrArray *names)
+{
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *file = g_build_filename (dir, names->pdata[i], NULL);
+      unlink (file);
+    }
+  rmdir (dir);
+}
+
+gboolean
+cowscope_export_csv (CowscopeSession *session, const char *path,
+                     gboolean force, FILE *progress_stream, GError **error)
+{
+  g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmpl = g_strdup_printf (".%s.XXXXXX.part", base);
+  g_autofree char *tmp = g_build_filename (parent, tmpl, NULL);
+  gboolean exists = FALSE;
+  Progress progress;
+  gint64 total = 0;
+  struct stat st;
+  sqlite3_stmt *stmt;
+  int rc;
+
+  if (stat (path, &st) == 0)
+    {
+      if (!S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, MSG_NOT_DIR, path);
+          return FALSE;
+        }
+      if (!force)
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST, MSG_EXISTS, path);
+          return FALSE;
+        }
+      exists = TRUE;
+    }
+
+  stmt = cowscope_session_prepare (session,
+    "SELECT name FROM main.sqlite_master WHERE type = 'table'"
+    " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", error);
+  if (stmt == NULL)
+    return FALSE;
+  while ((rc = cowscope_session_step (session, stmt, error)) == SQLITE_ROW)
+    {
+      const char *name = (const char *) sqlite3_column_text (stmt, 0);
+      if (name != NULL)
+        g_ptr_array_add (tables, g_strdup (name));
+    }
+  sqlite3_finalize (stmt);
+  if (rc < 0)
+    return FALSE;
+  for (guint i = 0; i < tables->len; i++)
+    {
+      g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM main.\"%s\"",
+                                              (char *) tables->pdata[i]);
+      gint64 n = 0;
+      if (strchr (tables->pdata[i], '"') == NULL
+          && cowscope_session_query_int (session, sql, &n, NULL))
+        total += n;
+    }
+  progress_init (&progress, progress_stream, path, total);
+
+  if (g_mkdtemp_full (tmp, 0755) == NULL)
+    {
+      int saved_errno = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                   MSG_CREATE, path, g_strerror (saved_errno));
+      return FALSE;
+    }
+
+  for (guint i = 0; i < tables->len; i++)
+    {
+      char *name = csv_file_name (tables->pdata[i]);
+      g_autofree char *file = NULL;
+      CowscopeOutput *out;
+
+      /* Two tables whose names sanitize alike: keep both. */
+      for (guint j = 0; j < files->len; j++)
+        if (strcmp (files->pdata[j], name) == 0)
+          {
+            char *unique = g_strdup_printf ("%u-%s", i, name);
+            g_free (name);
+            name = unique;
+            break;
+          }
+      g_ptr_array_add (files, name);
+      file = g_build_filename (tmp, name, NULL);
+      out = cowscope_output_open (file, FALSE, error);
+      if (out == NULL)
+        goto fail;
+      if (!csv_table (session, tables->pdata[i], out, &progress, error))
+        {
+          cowscope_output_abort (out);
+          goto fail;
+        }
+      if (!cowscope_output_commit (out, error))
+        goto fail;
+    }
+  progress_end (&progress);
+
+  if (!exists)
+    {
+      if (rename (tmp, path) != 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                       MSG_MOVE, path, g_strerror (saved_errno));
+          remove_tree (tmp, files);
+          return FALSE;
+        }
+      return TRUE;
+    }
+  for (guint i = 0; i < files->len; i++)
+    {
+      g_autofree char *from = g_build_filename (tmp, files->pdata[i], NULL);
+      g_autofree char *to = g_build_filename (path, files->pdata[i], NULL);
+      if (rename (from, to) != 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                       MSG_MOVE, to, g_strerror (saved_errno));
+          remove_tree (tmp, files);
+          return FALSE;
+        }
+    }
+  rmdir (tmp);
+  return TRUE;
+
+fail:
+  progress_end (&progress);
+  remove_tree (tmp, files);
+  return FALSE;
+}
+
+/* ---- sqlite -------------------------------------------------------------- */
+
+gboolean
+cowscope_export_sqlite (CowscopeSession *session, const char *path,
+                        gboolean force, GError **error)
+{
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmpl = g_strdup_printf (".%s.XXXXXX.part", base);
+  g_autofree char *tmp = g_build_filename (parent, tmpl, NULL);
+  sqlite3 *db = cowscope_session_get_db (session);
+  sqlite3_stmt *stmt = NULL;
+  struct stat st;
+  int fd, rc;
+
+  if (stat (path, &st) == 0)
+    {
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, MSG_IS_DIR, path);
+          return FALSE;
+        }
+      /* A database copy goes into a file it can later be renamed over,
+       * never over a device. */
+      if (!S_ISREG (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_NOT_REGULAR, path);
+          return FALSE;
+        }
+      if (!force)
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_EXIST, MSG_EXISTS, path);
+          return FALSE;
+        }
+    }
+  /* An empty file of our own, which VACUUM INTO accepts as its target. */
+  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                   MSG_CREATE, path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  close (fd);
+
+  rc = sqlite3_prepare_v2 (db, "VACUUM main INTO ?", -1, &stmt, NULL);
+  if (rc == SQLITE_OK)
+    {
+      sqlite3_bind_text (stmt, 1, tmp, -1, SQLITE_STATIC);
+      rc = sqlite3_step (stmt);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      int primary = rc & 0xff;
+      if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+        cowscope_session_set_error (session, error, rc, "copying");
+      else
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_SQLITE_WRITE,
+                     path, primary == SQLITE_FULL ? g_strerror (ENOSPC)
+                                                  : sqlite3_errmsg (db));
+      sqlite3_finalize (stmt);
+      unlink (tmp);
+      return FALSE;
+    }
+  sqlite3_finalize (stmt);
+  if (rename (tmp, path) != 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (saved_errno),
+                   MSG_MOVE, path, g_strerror (saved_errno));
+      unlink (tmp);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int
+usage_error (FILE *err, const char *message)
+{
+  fprintf (err, "cowscope-cli export: %s\n%s\n", message, MSG_USAGE_TRY);
+  return COWSCOPE_EXIT_USAGE;
+}
+
+int
+cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
+{
+  g_autofree char *format = NULL;
+  g_autofree char *output = NULL;
+  g_auto (GStrv) args = NULL;
+  g_auto (GStrv) strv = NULL;
+  gboolean force = FALSE, help = FALSE, ok;
+  GOptionEntry entries[] = {
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &format, MSG_OPT_FORMAT, "FORMAT" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, MSG_OPT_OUTPUT, "OUT" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, MSG_OPT_FORCE, NULL },
+    { "help", 'h', 0, G_OPTION_ARG_NONE, &help, MSG_OPT_HELP, NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE" },
+    { NULL, 0, 0, 0, NULL, NULL, NULL },
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (MSG_PARAMETER);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSession) session = NULL;
+
+  g_option_context_set_summary (context, MSG_SUMMARY);
+  g_option_context_set_help_enabled (context, FALSE);
+  g_option_context_add_main_entries (context, entries, NULL);
+  strv = g_new0 (char *, argc + 1);
+  for (int i = 0; i < argc; i++)
+    strv[i] = g_strdup (argv[i]);
+  if (!g_option_context_parse_strv (context, &strv, &error))
+    return usage_error (err, error->message);
+  if (help)
+    {
+      g_autofree char *text = g_option_context_get_help (context, TRUE, NULL);
+      fputs (text, out);
+      return COWSCOPE_EXIT_OK;
+    }
+  if (args == NULL || args[0] == NULL)
+    return usage_error (err, MSG_NO_FILE);
+  if (args[1] != NULL)
+    {
+      g_autofree char *message = g_strdup_printf (MSG_EXTRA_ARGS, args[1]);
+      return usage_error (err, message);
+    }
+  if (format == NULL)
+    format = g_strdup ("chrome");
+  if (strcmp (format, "chrome") != 0 && strcmp (format, "csv") != 0
+      && strcmp (format, "sqlite") != 0)
+    {
+      g_autofree char *message = g_strdup_printf (MSG_BAD_FORMAT, format);
+      return usage_error (err, message);
+    }
+  if (output == NULL || *output == '\0')
+    return usage_error (err, MSG_NO_OUTPUT);
+
+  session = cowscope_session_open (args[0], &error);
+  if (session == NULL)
+    {
+      fprintf (err, "cowscope-cli export: %s\n", error->message);
+      return COWSCOPE_EXIT_ERROR;
+    }
+  if (!cowscope_session_is_finalized (session))
+    fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", args[0], args[0]);
+
+  if (strcmp (format, "chrome") == 0)
+    ok = cowscope_export_chrome (session, output, force, err, &error);
+  else if (strcmp (format, "csv") == 0)
+    ok = cowscope_export_csv (session, output, force, err, &error);
+  else
+    ok = cowscope_export_sqlite (session, output, force, &error);
+  if (!ok)
+    {
+      fprintf (err, "cowscope-cli export: %s\n", error->message);
+      return COWSCOPE_EXIT_ERROR;
+    }
+  return COWSCOPE_EXIT_OK;
+}
+
+int
+cowscope_cli_export (int argc, char **argv)
+{
+  return cowscope_export_run (argc, argv, stdout, stderr);
+}

@@ -1,0 +1,59 @@
+/* cowscope-recorder.h — records a target into a session database.
+ *
+ * cowscope_record() creates the session file, opens a private socket,
+ * spawns the target under the probe, maps every ring the target's
+ * processes hand over, drains them into the session from one writer
+ * thread while the target runs, and when the target ends (or the
+ * recorder is interrupted with SIGINT/SIGTERM, which stops the target)
+ * drains everything once more and finalizes the session.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "cowscope-collector.h"
+#include "cowscope-recorder-error.h"
+#include "cowscope-ring.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  char **argv;          /* the target: PROGRAM ARGS (NULL-terminated) */
+  char **env;           /* extra K=V for the target, or NULL */
+  const char *output;   /* session path; NULL: cowscope-PROGRAM-DATE.cowscope */
+  gboolean force;       /* replace an existing output */
+  gboolean stacks;      /* capture call stacks */
+  gboolean cuda;        /* CUPTI tracing in the probe */
+  gboolean cuda_only;   /* load the probe as a CUDA injection, no LD_PRELOAD */
+  CowscopeRingPolicy policy;
+  uint64_t ring_capacity; /* 0: the probe's default */
+  const char *probe_path; /* NULL: cowscope_probe_path_find() */
+  int64_t interrupt_grace_ms; /* after SIGINT to the target, before SIGKILL; 0: 3000 */
+} CowscopeRecordOptions;
+
+typedef struct {
+  char *session_path;
+  CowscopeCollectorTotals totals;
+  char *target_end;   /* "exited", "signaled", "crashed", "killed", "unknown" */
+  int exit_status;    /* -1 unless exited */
+  int exit_signal;    /* -1 unless signaled */
+  gboolean interrupted;
+  int target_pid;
+  uint64_t processes;
+} CowscopeRecordResult;
+
+/* Defaults: stacks and CUDA on, DROP policy, default ring size. */
+void cowscope_record_options_init (CowscopeRecordOptions *options);
+
+/* Records a session.  Returns FALSE with a clear message when the
+ * recorder itself failed (no probe, output exists, cannot create or
+ * write the session, target cannot be started); the target's own
+ * failure is a successful recording and is described in @result.  When
+ * the target could not be started no session file is left behind. */
+gboolean cowscope_record (const CowscopeRecordOptions *options,
+                          CowscopeRecordResult *result, GError **error);
+
+void cowscope_record_result_clear (CowscopeRecordResult *result);
+
+G_END_DECLS

@@ -1,0 +1,271 @@
+/* cli-fixture.c — builds the known sessions of cli-fixture.h. */
+#include "cli-fixture.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+char *
+cli_fixture_tmpdir (void)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp ("cowscope-cli-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+void
+cli_fixture_remove_tree (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  if (dir == NULL)
+    {
+      unlink (path);
+      return;
+    }
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+      cli_fixture_remove_tree (child);
+    }
+  g_dir_close (dir);
+  rmdir (path);
+}
+
+static void
+exec_or_fail (sqlite3 *db, const char *sql)
+{
+  char *message = NULL;
+
+  if (sqlite3_exec (db, sql, NULL, NULL, &message) != SQLITE_OK)
+    g_error ("fixture SQL failed: %s\n%s", message, sql);
+}
+
+sqlite3 *
+cli_fixture_create_schema (const char *path)
+{
+  const char *schema_path = g_getenv ("COWSCOPE_SESSION_SCHEMA");
+  g_autofree char *schema = NULL;
+  g_autoptr (GError) error = NULL;
+  sqlite3 *db = NULL;
+
+  g_assert_nonnull (schema_path);
+  g_file_get_contents (schema_path, &schema, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  exec_or_fail (db, schema);
+  return db;
+}
+
+void
+cli_fixture_exec (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL), ==, SQLITE_OK);
+  exec_or_fail (db, sql);
+  sqlite3_close (db);
+}
+
+/* One events row: ts offset (ns after T0), tid, type, op, aux, v0..v4, stack. */
+static void
+event (sqlite3_stmt *stmt, gint64 seq, gint64 dt, gint64 tid, int type, int op,
+       gint64 aux, gint64 v0, gint64 v1, gint64 v2, gint64 v3, gint64 v4,
+       gint64 stack)
+{
+  sqlite3_reset (stmt);
+  sqlite3_bind_int64 (stmt, 1, seq);
+  sqlite3_bind_int64 (stmt, 2, CLI_FIXTURE_T0 + dt);
+  sqlite3_bind_int64 (stmt, 3, 100);
+  sqlite3_bind_int64 (stmt, 4, tid);
+  sqlite3_bind_int64 (stmt, 5, type);
+  sqlite3_bind_int64 (stmt, 6, op);
+  sqlite3_bind_int64 (stmt, 7, aux);
+  sqlite3_bind_int64 (stmt, 8, v0);
+  sqlite3_bind_int64 (stmt, 9, v1);
+  sqlite3_bind_int64 (stmt, 10, v2);
+  sqlite3_bind_int64 (stmt, 11, v3);
+  sqlite3_bind_int64 (stmt, 12, v4);
+  if (stack > 0)
+    sqlite3_bind_int64 (stmt, 13, stack);
+  else
+    sqlite3_bind_null (stmt, 13);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
+}
+
+/* Engine numbers (engine/cow-trace.h). */
+enum { ALLOC_NEW = 1, STORAGE_NEW = 3, TENSOR_NEW = 5, TENSOR_NAME = 7,
+       CONTEXT_NEW = 8, CONTEXT_REF = 9, CONTEXT_UNREF = 10, LAZY = 12,
+       EAGER = 13, MAT_BEGIN = 14, MAT_END = 15, VIOLATION = 16,
+       RANGE_BEGIN = 17, RANGE_END = 18, MARK = 19 };
+enum { OP_EMPTY = 1, OP_LAZY_CLONE = 15, OP_ADD_ = 19, OP_MUL_ = 21 };
+
+void
+cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
+{
+  sqlite3 *db = cli_fixture_create_schema (path);
+  sqlite3_stmt *stmt = NULL, *str = NULL;
+  const gint64 M4 = 4 * MiB;
+
+  exec_or_fail (db, "BEGIN");
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+    "INSERT INTO events (seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &stmt, NULL), ==, SQLITE_OK);
+
+  /* seq, dt, tid, type, op, aux, v0..v4, stack */
+  event (stmt, 1, 0, 100, ALLOC_NEW, OP_EMPTY, 0, 1, M4, 0x1000, 0, 0, 0);
+  event (stmt, 2, 100, 100, STORAGE_NEW, OP_EMPTY, 0, 1, 1, M4, 0, 0, 0);
+  event (stmt, 3, 200, 100, TENSOR_NEW, OP_EMPTY, 6 | 1 << 8, 1, 1, 0, M4 / 4, 0, 0);
+  event (stmt, 4, 1000, 100, CONTEXT_NEW, OP_LAZY_CLONE, 0, 1, 1, 2, 1, 0, 0);
+  event (stmt, 5, 1100, 100, STORAGE_NEW, OP_LAZY_CLONE, 0, 2, 1, M4, 1, 1, 0);
+  event (stmt, 6, 1200, 100, LAZY, OP_LAZY_CLONE, 0, 1, 2, 1, 2, 1, 0);
+  event (stmt, 7, 1300, 100, CONTEXT_REF, OP_LAZY_CLONE, 0, 1, 1, 3, 1, 0, 0);
+  event (stmt, 8, 1400, 100, STORAGE_NEW, OP_LAZY_CLONE, 0, 3, 1, M4, 1, 1, 0);
+  event (stmt, 9, 1500, 100, LAZY, OP_LAZY_CLONE, 0, 1, 3, 1, 3, 1, 0);
+  event (stmt, 10, 1600, 100, CONTEXT_REF, OP_LAZY_CLONE, 0, 1, 1, 4, 1, 0, 0);
+  event (stmt, 11, 1700, 100, STORAGE_NEW, OP_LAZY_CLONE, 0, 4, 1, M4, 1, 1, 0);
+  event (stmt, 12, 1800, 100, LAZY, OP_LAZY_CLONE, 0, 1, 4, 1, 4, 1, 0);
+  event (stmt, 13, 2000, 100, EAGER, OP_LAZY_CLONE, 1, 1, 5, 1, 5, MiB, 0);
+  event (stmt, 14, 5000, 100, MAT_BEGIN, OP_ADD_, 0, 2, 1, 2, M4, 0, 1);
+  event (stmt, 15, 7500, 100, MAT_END, OP_ADD_, 1, 2, 1, 2, M4, 300, 0);
+  event (stmt, 16, 7600, 100, CONTEXT_UNREF, OP_ADD_, 0, 1, 2, 3, 1, 0, 0);
+  event (stmt, 17, 5500, 101, MAT_BEGIN, OP_MUL_, 0, 3, 1, 3, M4, 0, 2);
+  event (stmt, 18, 6500, 101, MAT_END, OP_MUL_, 1, 3, 1, 3, M4, 200, 0);
+  event (stmt, 19, 8200, 100, MAT_BEGIN, OP_ADD_, 0, 4, 1, 4, M4, 0, 0);
+  event (stmt, 20, 8300, 100, MAT_END, OP_ADD_, 2, 4, 1, 1, M4, 0, 0);
+  event (stmt, 21, 8400, 100, VIOLATION, OP_ADD_, 1, 1, 2, 3, 1, 0, 3);
+  event (stmt, 22, 4000, 100, RANGE_BEGIN, 0, 0, 1, 11, 0, 0, 0, 0);
+  event (stmt, 23, 9000, 100, RANGE_END, 0, 0, 1, 0, 0, 0, 0, 0);
+  event (stmt, 24, 8000, 100, MARK, 0, 0, 0, 12, 1, 0, 0, 0);
+  event (stmt, 25, 4100, 101, RANGE_BEGIN, 0, 0, 2, 13, 0, 0, 0, 0);
+  event (stmt, 26, 300, 100, TENSOR_NAME, 0, 0, 2, 14, 0, 0, 0, 0);
+  event (stmt, 27, 300, 100, TENSOR_NAME, 0, 0, 3, 15, 0, 0, 0, 0);
+  event (stmt, 28, 300, 100, TENSOR_NAME, 0, 0, 4, 16, 0, 0, 0, 0);
+  event (stmt, 29, 1150, 100, TENSOR_NEW, OP_LAZY_CLONE, 6 | 1 << 8, 2, 2, 1, M4 / 4, 0, 0);
+  event (stmt, 30, 1450, 100, TENSOR_NEW, OP_LAZY_CLONE, 6 | 1 << 8, 3, 3, 1, M4 / 4, 0, 0);
+  event (stmt, 31, 1750, 100, TENSOR_NEW, OP_LAZY_CLONE, 6 | 1 << 8, 4, 4, 1, M4 / 4, 0, 0);
+  for (guint i = 0; i < padding; i++) /* tensor_new of unrelated tensors */
+    event (stmt, 1000 + i, 100 + i % 50, 100, TENSOR_NEW, OP_EMPTY, 6 | 1 << 8,
+           1000 + i, 1, 0, 1, 0, 0);
+  sqlite3_finalize (stmt);
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "INSERT INTO strings VALUES (100, ?, ?)",
+                                       -1, &str, NULL), ==, SQLITE_OK);
+  {
+    static const struct { gint64 id; const char *text; } strings[] = {
+      { 11, "epoch 1" }, { 12, CLI_FIXTURE_WEIRD_MARK }, { 13, "never closed" },
+      { 14, "weights" }, { 15, "snapshot" }, { 16, "grad, \"x\"\nline 2" },
+      { 17, "my_kernel" },
+    };
+    for (gsize i = 0; i < G_N_ELEMENTS (strings); i++)
+      {
+        sqlite3_reset (str);
+        sqlite3_bind_int64 (str, 1, strings[i].id);
+        sqlite3_bind_text (str, 2, strings[i].text, -1, SQLITE_STATIC);
+        g_assert_cmpint (sqlite3_step (str), ==, SQLITE_DONE);
+      }
+  }
+  sqlite3_finalize (str);
+
+  exec_or_fail (db,
+    "INSERT INTO meta VALUES ('format', 'cowscope-session'), ('schema_version', 1),"
+    " ('recorder_version', '0.1.0'), ('created_utc', '2024-05-01T12:00:00Z'),"
+    " ('command', 'train --epochs 1'), ('program', '/usr/bin/train'), ('stacks', 1),"
+    " ('gpu_tracing', 'available'), ('target_pid', 100), ('target_end', 'exited'),"
+    " ('exit_status', 0), ('produced', 31), ('stored', 31), ('dropped', 0);"
+    "INSERT INTO processes VALUES (100, 1, '/usr/bin/train', 'train --epochs 1',"
+    " 1000000000000, 1000000010000, 'exited', 0, NULL, 'available');"
+    "INSERT INTO threads VALUES (100, 100, 'main', 1024, 22, 22, 0),"
+    " (100, 101, 'worker', 1024, 9, 9, 0);"
+    "INSERT INTO materialize_kinds VALUES (1, 'copy'), (2, 'steal'), (3, 'failed');"
+    "INSERT INTO frames VALUES (1, 100, 4096, '/usr/lib/libcowtensor.so.0', 'cow_storage_materialize', 'cow-storage.c', 290),"
+    " (2, 100, 8192, '/usr/bin/train', 'update_weights', '/src/train.c', 88),"
+    " (3, 100, 8300, '/usr/bin/train', 'main', '/src/train.c', 120),"
+    " (4, 100, 8400, '/usr/bin/train', 'main', '/src/train.c', 130),"
+    " (5, 100, 3735928559, '/usr/bin/train', NULL, NULL, NULL);"
+    "INSERT INTO stacks VALUES (1, 3), (2, 3), (3, 1);"
+    "INSERT INTO stack_frames VALUES (1, 0, 1), (1, 1, 2), (1, 2, 3),"
+    " (2, 0, 1), (2, 1, 2), (2, 2, 4), (3, 0, 5);"
+    "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns, bytes,"
+    " correlation_id, device_id, context_id, stream_id, address, external_id, name)"
+    " VALUES (1, 100, 1, 1, 1000000006000, 1000000007000, 4194304, 55, 0, 1, 7, NULL, 14, NULL),"
+    " (2, 100, 3, NULL, 1000000008000, 1000000008500, NULL, 56, 0, 1, 7, NULL, NULL, 'my_kernel');");
+
+  if (finalized)
+    exec_or_fail (db,
+      "INSERT INTO meta VALUES ('finalized', 1);"
+      "INSERT INTO lazy_clones VALUES"
+      " (6, 100, 100, 1000000001200, 15, 1, 2, 1, 2, 1, NULL, 4194304, NULL),"
+      " (9, 100, 100, 1000000001500, 15, 1, 3, 1, 3, 1, NULL, 4194304, NULL),"
+      " (12, 100, 100, 1000000001800, 15, 1, 4, 1, 4, 1, NULL, 4194304, NULL),"
+      " (13, 100, 100, 1000000002000, 15, 1, 5, 1, 5, NULL, 1, 1048576, NULL);"
+      "INSERT INTO materializations VALUES"
+      " (14, 100, 100, 1000000005000, 1000000007500, 19, 2, 1, 2, 4194304, 1, 0, 300, 2, 6, 1),"
+      " (17, 100, 101, 1000000005500, 1000000006500, 21, 3, 1, 3, 4194304, 1, 0, 200, 3, 9, 2),"
+      " (19, 100, 100, 1000000008200, 1000000008300, 19, 4, 1, 4, 4194304, 2, 0, 0, 1, 12, NULL);"
+      "INSERT INTO violations VALUES"
+      " (21, 100, 100, 1000000008400, 19, 1, 1, 2, 3, 1, 0, 3);"
+      "INSERT INTO ranges VALUES (100, 1, 100, 'epoch 1', NULL, 1000000004000, 1000000009000),"
+      " (100, 2, 101, 'never closed', NULL, 1000000004100, NULL);"
+      "INSERT INTO marks SELECT 24, 100, 100, 1000000008000, value, 1 FROM strings WHERE id = 12;"
+      "INSERT INTO tensors (pid, id, storage_id, name) VALUES (100, 1, 1, NULL),"
+      " (100, 2, 2, 'weights'), (100, 3, 3, 'snapshot');"
+      "INSERT INTO tensors (pid, id, storage_id, name) SELECT 100, 4, 4, value FROM strings WHERE id = 16;");
+  else
+    exec_or_fail (db, "INSERT INTO meta VALUES ('finalized', 0);");
+  exec_or_fail (db, "COMMIT");
+  g_assert_cmpint (sqlite3_close (db), ==, SQLITE_OK);
+}
+
+int
+cli_fixture_run (CliCommand command, char **out, char **err, const char *name, ...)
+{
+  g_autoptr (GPtrArray) args = g_ptr_array_new ();
+  char *out_text = NULL, *err_text = NULL;
+  size_t out_len = 0, err_len = 0;
+  FILE *out_stream = open_memstream (&out_text, &out_len);
+  FILE *err_stream = open_memstream (&err_text, &err_len);
+  const char *arg;
+  va_list ap;
+  int status;
+
+  g_ptr_array_add (args, (gpointer) name);
+  va_start (ap, name);
+  while ((arg = va_arg (ap, const char *)) != NULL)
+    g_ptr_array_add (args, (gpointer) arg);
+  va_end (ap);
+  g_ptr_array_add (args, NULL);
+
+  status = command ((int) args->len - 1, (char **) args->pdata, out_stream, err_stream);
+  fclose (out_stream);
+  fclose (err_stream);
+  g_test_message ("%s → %d\nstdout: %s\nstderr: %s", name, status, out_text, err_text);
+  if (out != NULL)
+    *out = out_text;
+  else
+    free (out_text);
+  if (err != NULL)
+    *err = err_text;
+  else
+    free (err_text);
+  return status;
+}
+
+guint
+cli_fixture_count_partial (const char *path)
+{
+  GDir *dir = g_dir_open (path, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  if (dir == NULL)
+    return 0;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (strstr (name, ".part") != NULL)
+      n++;
+  g_dir_close (dir);
+  return n;
+}

@@ -1,0 +1,576 @@
+/* test-cli-export.c — `cowscope-cli export`: chrome, csv, sqlite, errors. */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli-fixture.h"
+#include "cowscope-export.h"
+
+typedef struct {
+  char *dir;
+  char *path;
+  char *out;
+} Fixture;
+
+#define FINALIZED GINT_TO_POINTER (1)
+#define NOT_FINALIZED GINT_TO_POINTER (2)
+
+static void
+fixture_set_up (Fixture *f, gconstpointer data)
+{
+  f->dir = cli_fixture_tmpdir ();
+  f->path = g_build_filename (f->dir, "s.cowscope", NULL);
+  f->out = g_build_filename (f->dir, "out", NULL);
+  cli_fixture_write_session (f->path, GPOINTER_TO_INT (data) != 2, 0);
+}
+
+static void
+fixture_tear_down (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  cli_fixture_remove_tree (f->dir);
+  g_free (f->dir);
+  g_free (f->path);
+  g_free (f->out);
+}
+
+static int
+export (const char *path, const char *format, const char *out, gboolean force, char **err)
+{
+  return cli_fixture_run (cowscope_export_run, NULL, err, "export", path,
+                          "--format", format, "-o", out,
+                          force ? "--force" : NULL, NULL);
+}
+
+/* ---- chrome ---------------------------------------------------------- */
+
+/* Member @name of @object as a string, or NULL when absent. */
+static const char *
+member_text (JsonObject *object, const char *name)
+{
+  return json_object_get_string_member_with_default (object, name, NULL);
+}
+
+static JsonArray *
+load_trace (const char *path, JsonParser *parser, char **text)
+{
+  g_autoptr (GError) error = NULL;
+  JsonObject *root;
+
+  g_assert_true (g_file_get_contents (path, text, NULL, NULL));
+  json_parser_load_from_data (parser, *text, -1, &error);
+  g_assert_no_error (error);
+  root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_cmpstr (member_text (root, "displayTimeUnit"), ==, "ns");
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (root, "otherData"),
+                                               "baseTimeNanoseconds"), ==, CLI_FIXTURE_T0);
+  return json_object_get_array_member (root, "traceEvents");
+}
+
+/* The first event with phase @ph and name @name (and pid when >= 0). */
+static JsonObject *
+find_event (JsonArray *events, const char *ph, const char *name, gint64 pid)
+{
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (e, "ph"), ph) == 0
+          && (name == NULL || g_strcmp0 (member_text (e, "name"), name) == 0)
+          && (pid < 0 || json_object_get_int_member (e, "pid") == pid))
+        return e;
+    }
+  return NULL;
+}
+
+/* The metadata event @what ("process_name") whose args.name is @name. */
+static JsonObject *
+find_metadata (JsonArray *events, const char *what, const char *name)
+{
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (e, "ph"), "M") == 0
+          && g_strcmp0 (member_text (e, "name"), what) == 0
+          && g_strcmp0 (member_text (json_object_get_object_member (e, "args"),
+                                                       "name"), name) == 0)
+        return e;
+    }
+  return NULL;
+}
+
+/* Every "ts" and "dur" in @text is written as µs with exactly 3 decimals. */
+static void
+assert_time_format (const char *text)
+{
+  g_autoptr (GRegex) any = g_regex_new ("\"(ts|dur)\":", 0, 0, NULL);
+  g_autoptr (GRegex) good = g_regex_new ("\"(ts|dur)\":-?[0-9]+\\.[0-9]{3}[,}]", 0, 0, NULL);
+  g_autoptr (GMatchInfo) match = NULL;
+  guint n_any = 0, n_good = 0;
+
+  g_regex_match (any, text, 0, &match);
+  for (; g_match_info_matches (match); g_match_info_next (match, NULL))
+    n_any++;
+  g_clear_pointer (&match, g_match_info_free);
+  g_regex_match (good, text, 0, &match);
+  for (; g_match_info_matches (match); g_match_info_next (match, NULL))
+    n_good++;
+  g_assert_cmpuint (n_any, >, 10);
+  g_assert_cmpuint (n_any, ==, n_good);
+}
+
+static void
+check_chrome (const char *out, gboolean finalized)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *text = NULL;
+  JsonArray *events = load_trace (out, parser, &text);
+  const gint64 gpu = COWSCOPE_EXPORT_GPU_PID_BASE;
+  JsonObject *e, *s = NULL, *fl = NULL, *args;
+
+  assert_time_format (text);
+
+  /* Tracks: the process, its threads, GPU 0 with stream 7. */
+  e = find_metadata (events, "process_name", "train");
+  g_assert_nonnull (e);
+  g_assert_cmpint (json_object_get_int_member (e, "pid"), ==, 100);
+  g_assert_nonnull (find_metadata (events, "thread_name", "main"));
+  g_assert_nonnull (find_metadata (events, "thread_name", "worker"));
+  e = find_metadata (events, "process_name", "GPU 0");
+  g_assert_nonnull (e);
+  g_assert_cmpint (json_object_get_int_member (e, "pid"), ==, gpu);
+  e = find_metadata (events, "thread_name", "stream 7");
+  g_assert_nonnull (e);
+  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 7);
+
+  /* The first copy: a slice from 5 µs to 7.5 µs after the base. */
+  e = find_event (events, "X", "copy (add_)", 100);
+  g_assert_nonnull (e);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "ts"), 5.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "dur"), 2.5, 1e-9);
+  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 100);
+  args = json_object_get_object_member (e, "args");
+  g_assert_cmpint (json_object_get_int_member (args, "bytes"), ==, 4 * MiB);
+  g_assert_cmpstr (member_text (args, "kind"), ==, "copy");
+  g_assert_cmpstr (member_text (args, "op"), ==, "add_");
+  g_assert_cmpint (json_object_get_int_member (args, "lock_wait_ns"), ==, 300);
+  g_assert_cmpint (json_object_get_int_member (args, "storage_id"), ==, 2);
+  g_assert_nonnull (find_event (events, "X", "steal (add_)", 100));
+  g_assert_nonnull (find_event (events, "X", "copy (mul_)", 100));
+
+  /* Ranges, instants, CUDA. */
+  e = find_event (events, "X", "epoch 1", 100);
+  g_assert_nonnull (e);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "dur"), 5.0, 1e-9);
+  e = find_event (events, "X", "never closed", 100);
+  g_assert_nonnull (e);
+  g_assert_true (json_object_get_boolean_member (json_object_get_object_member (e, "args"), "unclosed"));
+  g_assert_nonnull (find_event (events, "i", "lazy clone", 100));
+  g_assert_nonnull (find_event (events, "i", "eager clone (foreign_data_ptr)", 100));
+  e = find_event (events, "i", "simulate violation (read)", 100);
+  g_assert_nonnull (e);
+  args = json_object_get_object_member (e, "args");
+  g_assert_cmpstr (member_text (args, "writer"), ==, "weights");
+  g_assert_cmpstr (member_text (args, "accessor"), ==, "snapshot");
+  /* The awkward mark survives as valid JSON (the invalid byte replaced). */
+  e = find_event (events, "i", NULL, 100);
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *m = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (m, "cat"), "mark") == 0)
+        e = m;
+    }
+  g_assert_true (g_str_has_prefix (member_text (e, "name"),
+                                   "odd \"mark\" \\ with\nnewline\ttab\x01 and "));
+  e = find_event (events, "X", "memcpy HtoD", gpu);
+  g_assert_nonnull (e);
+  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 7);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "ts"), 6.0, 1e-9);
+  g_assert_nonnull (find_event (events, "X", "my_kernel", gpu));
+
+  /* The flow: from the copy's thread to the memcpy, one id. */
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *x = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (x, "ph"), "s") == 0)
+        s = x;
+      if (g_strcmp0 (member_text (x, "ph"), "f") == 0)
+        fl = x;
+    }
+  g_assert_nonnull (s);
+  g_assert_nonnull (fl);
+  g_assert_cmpint (json_object_get_int_member (s, "id"), ==, json_object_get_int_member (fl, "id"));
+  g_assert_cmpint (json_object_get_int_member (s, "pid"), ==, 100);
+  g_assert_cmpint (json_object_get_int_member (s, "tid"), ==, 100);
+  g_assert_cmpfloat (json_object_get_double_member (s, "ts"), >=, 5.0);
+  g_assert_cmpfloat (json_object_get_double_member (s, "ts"), <=, 7.5);
+  g_assert_cmpint (json_object_get_int_member (fl, "pid"), ==, gpu);
+  g_assert_cmpint (json_object_get_int_member (fl, "tid"), ==, 7);
+  g_assert_cmpstr (member_text (fl, "bp"), ==, "e");
+
+  /* Counters: 4 MiB allocated, up to 12 MiB shared lazily, 4 storages. */
+  {
+    gint64 max_shared = 0, last_storages = -1, last_allocated = -1;
+    for (guint i = 0; i < json_array_get_length (events); i++)
+      {
+        JsonObject *c = json_array_get_object_element (events, i);
+        if (g_strcmp0 (member_text (c, "ph"), "C") != 0)
+          continue;
+        args = json_object_get_object_member (c, "args");
+        if (g_strcmp0 (member_text (c, "name"), "lazily shared bytes") == 0)
+          max_shared = MAX (max_shared, json_object_get_int_member (args, "bytes"));
+        else if (g_strcmp0 (member_text (c, "name"), "live storages") == 0)
+          last_storages = json_object_get_int_member (args, "storages");
+        else if (g_strcmp0 (member_text (c, "name"), "allocated bytes") == 0)
+          last_allocated = json_object_get_int_member (args, "bytes");
+      }
+    g_assert_cmpint (max_shared, ==, 12 * MiB);
+    g_assert_cmpint (last_storages, ==, 4);
+    g_assert_cmpint (last_allocated, ==, 4 * MiB);
+  }
+  (void) finalized;
+}
+
+static void
+test_chrome (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 0);
+  if (data == FINALIZED)
+    g_assert_cmpstr (err, ==, "");
+  else
+    g_assert_nonnull (strstr (err, "was not finalized"));
+  check_chrome (f->out, data == FINALIZED);
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+}
+
+/* ---- csv ------------------------------------------------------------- */
+
+/* Parses RFC 4180 @text into records of fields. */
+static GPtrArray *
+parse_csv (const char *text)
+{
+  GPtrArray *records = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+  GPtrArray *record = NULL;
+  GString *field = g_string_new (NULL);
+  const char *p = text;
+
+  while (*p != '\0')
+    {
+      gboolean quoted = *p == '"';
+      if (record == NULL)
+        record = g_ptr_array_new_with_free_func (g_free);
+      g_string_truncate (field, 0);
+      if (quoted)
+        {
+          p++;
+          for (;;)
+            {
+              g_assert_true (*p != '\0');
+              if (*p == '"' && p[1] == '"')
+                {
+                  g_string_append_c (field, '"');
+                  p += 2;
+                }
+              else if (*p == '"')
+                {
+                  p++;
+                  break;
+                }
+              else
+                g_string_append_c (field, *p++);
+            }
+        }
+      else
+        while (*p != ',' && *p != '\r' && *p != '\0')
+          {
+            g_assert_true (*p != '"' && *p != '\n');
+            g_string_append_c (field, *p++);
+          }
+      g_ptr_array_add (record, g_strdup (field->str));
+      if (*p == ',')
+        p++;
+      else
+        {
+          g_assert_true (p[0] == '\r' && p[1] == '\n');
+          p += 2;
+          g_ptr_array_add (records, record);
+          record = NULL;
+        }
+    }
+  g_assert_null (record);
+  g_string_free (field, TRUE);
+  return records;
+}
+
+static GPtrArray *
+load_csv (const char *dir, const char *table)
+{
+  g_autofree char *name = g_strconcat (table, ".csv", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return parse_csv (text);
+}
+
+static void
+test_csv (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GPtrArray) tensors = NULL;
+  g_autoptr (GPtrArray) materializations = NULL;
+  g_autoptr (GPtrArray) events = NULL;
+  g_autoptr (GPtrArray) meta = NULL;
+  GPtrArray *header, *row;
+
+  (void) data;
+  g_assert_cmpint (export (f->path, "csv", f->out, FALSE, NULL), ==, 0);
+  g_assert_true (g_file_test (f->out, G_FILE_TEST_IS_DIR));
+
+  materializations = load_csv (f->out, "materializations");
+  g_assert_cmpuint (materializations->len, ==, 1 + 3);
+  header = materializations->pdata[0];
+  g_assert_cmpstr (header->pdata[0], ==, "seq");
+  g_assert_cmpstr (header->pdata[9], ==, "nbytes");
+  g_assert_cmpuint (header->len, ==, 16);
+  row = materializations->pdata[1];
+  g_assert_cmpstr (row->pdata[0], ==, "14");
+  g_assert_cmpstr (row->pdata[9], ==, "4194304");
+  g_assert_cmpstr (row->pdata[15], ==, "1");
+  row = materializations->pdata[3];
+  g_assert_cmpstr (row->pdata[15], ==, ""); /* NULL stack_id */
+
+  events = load_csv (f->out, "events");
+  g_assert_cmpuint (events->len, ==, 1 + 31);
+
+  /* Commas, quotes and newlines survive quoting. */
+  tensors = load_csv (f->out, "tensors");
+  g_assert_cmpuint (tensors->len, ==, 1 + 4);
+  header = tensors->pdata[0];
+  g_assert_cmpstr (header->pdata[9], ==, "name");
+  row = tensors->pdata[4];
+  g_assert_cmpstr (row->pdata[9], ==, "grad, \"x\"\nline 2");
+
+  meta = load_csv (f->out, "meta");
+  g_assert_cmpuint (meta->len, ==, 1 + 15);
+  g_assert_true (g_file_test (f->out, G_FILE_TEST_IS_DIR));
+  {
+    g_autofree char *p = g_build_filename (f->out, "process_maps.csv", NULL);
+    g_autofree char *text = NULL;
+    g_assert_true (g_file_get_contents (p, &text, NULL, NULL));
+    g_assert_cmpstr (text, ==, "pid,generation,maps\r\n");
+  }
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+
+  /* An existing directory is replaced only with --force. */
+  g_assert_cmpint (export (f->path, "csv", f->out, FALSE, NULL), ==, 1);
+  g_assert_cmpint (export (f->path, "csv", f->out, TRUE, NULL), ==, 0);
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+}
+
+/* ---- sqlite ---------------------------------------------------------- */
+
+static gint64
+count_rows (sqlite3 *db, const char *table)
+{
+  g_autofree char *sql = g_strdup_printf ("SELECT count(*) FROM main.\"%s\"", table);
+  sqlite3_stmt *stmt = NULL;
+  gint64 n;
+
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  n = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  return n;
+}
+
+static void
+test_sqlite (Fixture *f, gconstpointer data)
+{
+  sqlite3 *a = NULL, *b = NULL;
+  sqlite3_stmt *stmt = NULL;
+  guint tables = 0;
+
+  (void) data;
+  g_assert_cmpint (export (f->path, "sqlite", f->out, FALSE, NULL), ==, 0);
+  g_assert_cmpint (sqlite3_open_v2 (f->path, &a, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_open_v2 (f->out, &b, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (a, "SELECT name FROM sqlite_master WHERE type = 'table'",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  while (sqlite3_step (stmt) == SQLITE_ROW)
+    {
+      const char *name = (const char *) sqlite3_column_text (stmt, 0);
+      g_assert_cmpint (count_rows (a, name), ==, count_rows (b, name));
+      tables++;
+    }
+  sqlite3_finalize (stmt);
+  g_assert_cmpuint (tables, >, 20);
+  g_assert_cmpint (count_rows (b, "events"), ==, 31);
+  sqlite3_close (a);
+  sqlite3_close (b);
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+
+  /* And the copy is a session in its own right. */
+  g_assert_cmpint (cli_fixture_run (cowscope_export_run, NULL, NULL, "export", f->out,
+                                    "-o", f->path, "--force", NULL), ==, 0);
+}
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* One line on stderr containing @fragment. */
+static void
+assert_one_line (const char *err, const char *fragment)
+{
+  g_assert_nonnull (strstr (err, fragment));
+  g_assert_nonnull (strchr (err, '\n'));
+  g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+}
+
+static void
+test_existing_output (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+  g_autofree char *contents = NULL;
+  const char *formats[] = { "chrome", "sqlite" };
+
+  (void) data;
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_assert_true (g_file_set_contents (f->out, "precious", -1, NULL));
+      g_clear_pointer (&err, g_free);
+      g_assert_cmpint (export (f->path, formats[i], f->out, FALSE, &err), ==, 1);
+      assert_one_line (err, "already exists (use --force");
+      g_clear_pointer (&contents, g_free);
+      g_assert_true (g_file_get_contents (f->out, &contents, NULL, NULL));
+      g_assert_cmpstr (contents, ==, "precious");
+      g_assert_cmpint (export (f->path, formats[i], f->out, TRUE, NULL), ==, 0);
+      g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+    }
+  /* csv needs a directory. */
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (export (f->path, "csv", f->out, TRUE, &err), ==, 1);
+  assert_one_line (err, "is not a directory");
+}
+
+static void
+test_full_disk (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+
+  (void) data;
+  if (!g_file_test ("/dev/full", G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("no /dev/full");
+      return;
+    }
+  g_assert_cmpint (export (f->path, "chrome", "/dev/full", FALSE, &err), ==, 1);
+  assert_one_line (err, "cannot write /dev/full: No space left on device");
+  g_assert_true (g_file_test ("/dev/full", G_FILE_TEST_EXISTS));
+  g_clear_pointer (&err, g_free);
+  /* A database copy is never put over a device. */
+  g_assert_cmpint (export (f->path, "sqlite", "/dev/full", TRUE, &err), ==, 1);
+  assert_one_line (err, "not a regular file");
+  {
+    struct stat st;
+    g_assert_cmpint (stat ("/dev/full", &st), ==, 0);
+    g_assert_true (S_ISCHR (st.st_mode));
+  }
+}
+
+static void
+test_read_only_directory (Fixture *f, gconstpointer data)
+{
+  const char *formats[] = { "chrome", "csv", "sqlite" };
+  g_autofree char *ro_dir = NULL;
+  g_autofree char *out = NULL;
+
+  (void) data;
+  if (geteuid () == 0)
+    {
+      /* Root ignores permission bits; /proc refuses new files to anyone. */
+      ro_dir = g_strdup ("/proc");
+    }
+  else
+    {
+      ro_dir = g_build_filename (f->dir, "ro", NULL);
+      g_assert_cmpint (g_mkdir (ro_dir, 0555), ==, 0);
+    }
+  out = g_build_filename (ro_dir, "cowscope-test-output", NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_autofree char *err = NULL;
+      g_assert_cmpint (export (f->path, formats[i], out, FALSE, &err), ==, 1);
+      assert_one_line (err, "cannot create");
+      g_assert_nonnull (strstr (err, out));
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  if (geteuid () != 0)
+    g_assert_cmpuint (cli_fixture_count_partial (ro_dir), ==, 0);
+}
+
+static void
+test_bad_inputs (Fixture *f, gconstpointer data)
+{
+  g_autofree char *text = g_build_filename (f->dir, "notes.txt", NULL);
+  g_autofree char *missing = g_build_filename (f->dir, "missing.cowscope", NULL);
+  g_autofree char *err = NULL;
+
+  (void) data;
+  g_assert_true (g_file_set_contents (text, "hello\n", -1, NULL));
+  g_assert_cmpint (export (text, "chrome", f->out, FALSE, &err), ==, 1);
+  assert_one_line (err, "not an SQLite database");
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (export (missing, "csv", f->out, FALSE, &err), ==, 1);
+  assert_one_line (err, "No such file");
+  g_clear_pointer (&err, g_free);
+  cli_fixture_exec (f->path, "PRAGMA user_version = 99");
+  g_assert_cmpint (export (f->path, "sqlite", f->out, FALSE, &err), ==, 1);
+  assert_one_line (err, "newer Cowscope");
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+}
+
+static void
+test_usage_errors (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+
+  (void) data;
+  g_assert_cmpint (export (f->path, "xml", f->out, FALSE, &err), ==, 2);
+  g_assert_nonnull (strstr (err, "unknown format 'xml' (use chrome, csv or sqlite)"));
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (cli_fixture_run (cowscope_export_run, NULL, &err, "export", f->path,
+                                    "--format", "csv", NULL), ==, 2);
+  g_assert_nonnull (strstr (err, "no output given"));
+  g_assert_cmpint (cli_fixture_run (cowscope_export_run, NULL, NULL, "export",
+                                    "-o", f->out, NULL), ==, 2);
+  g_assert_cmpint (cli_fixture_run (cowscope_export_run, NULL, NULL, "export", f->path,
+                                    f->path, "-o", f->out, NULL), ==, 2);
+  g_assert_cmpint (cli_fixture_run (cowscope_export_run, NULL, NULL, "export", f->path,
+                                    "--bogus", NULL), ==, 2);
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+#define ADD(path, data, func) \
+  g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
+  ADD ("/cli/export/chrome", FINALIZED, test_chrome);
+  ADD ("/cli/export/chrome-not-finalized", NOT_FINALIZED, test_chrome);
+  ADD ("/cli/export/csv", FINALIZED, test_csv);
+  ADD ("/cli/export/sqlite", FINALIZED, test_sqlite);
+  ADD ("/cli/export/existing-output", FINALIZED, test_existing_output);
+  ADD ("/cli/export/full-disk", FINALIZED, test_full_disk);
+  ADD ("/cli/export/read-only-directory", FINALIZED, test_read_only_directory);
+  ADD ("/cli/export/bad-inputs", FINALIZED, test_bad_inputs);
+  ADD ("/cli/export/usage-errors", FINALIZED, test_usage_errors);
+#undef ADD
+
+  return g_test_run ();
+}
