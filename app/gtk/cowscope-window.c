@@ -1,0 +1,654 @@
+/* cowscope-window.c — one Cowscope window.
+ *
+ * A window shows one of three pages: "start" (the welcome page),
+ * "session" (one open session: timeline, graph and side panel slots) or
+ * "error" (why the file asked for could not be opened).  Files are
+ * checked on a worker thread; the main loop never waits for the disk.
+ * Errors while a session is shown become toasts and keep the session.
+ */
+#include "cowscope-config.h"
+
+#include <glib/gi18n.h>
+
+#include "cowscope-session-check.h"
+#include "cowscope-start-page.h"
+#include "cowscope-window.h"
+
+struct _CowscopeWindow
+{
+  AdwApplicationWindow  parent_instance;
+
+  /* Template children */
+  AdwWindowTitle       *window_title;
+  GtkWidget            *export_button;
+  AdwToastOverlay      *toast_overlay;
+  GtkStack             *stack;
+  CowscopeStartPage    *start_page;
+  GtkWidget            *session_page;
+  GtkPaned             *session_paned;
+  GtkWidget            *timeline_slot;
+  GtkPaned             *lower_paned;
+  GtkWidget            *graph_slot;
+  GtkWidget            *side_panel_slot;
+  GtkListBox           *details_list;
+  AdwStatusPage        *error_page;
+
+  GFile                *file;         /* the session shown, or NULL */
+  GFile                *loading;      /* the file being checked, or NULL */
+  GCancellable         *cancellable;  /* cancels the check of `loading` */
+};
+
+G_DEFINE_FINAL_TYPE (CowscopeWindow, cowscope_window, ADW_TYPE_APPLICATION_WINDOW)
+
+enum {
+  PROP_0,
+  PROP_FILE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void set_action_enabled (CowscopeWindow *self,
+                                const char     *name,
+                                gboolean        enabled);
+
+/* Returns the window's application settings. */
+static GSettings *
+get_settings (CowscopeWindow *self)
+{
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+
+  return cowscope_application_get_settings (COWSCOPE_APPLICATION (app));
+}
+
+/* Appends a "title: value" row to the session details; skips empty values. */
+static void
+add_detail (CowscopeWindow *self,
+            const char     *title,
+            const char     *value)
+{
+  GtkWidget *row;
+
+  if (value == NULL || value[0] == '\0')
+    return;
+
+  row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), value);
+  adw_action_row_set_subtitle_lines (ADW_ACTION_ROW (row), 3);
+  gtk_list_box_append (self->details_list, row);
+}
+
+/* Returns a person's words for how the target ended, from the meta table. */
+static char *
+describe_end (GHashTable *meta)
+{
+  const char *end = g_hash_table_lookup (meta, "target_end");
+  const char *status = g_hash_table_lookup (meta, "exit_status");
+  const char *sig = g_hash_table_lookup (meta, "exit_signal");
+
+  if (g_strcmp0 (end, "exited") == 0)
+    return g_strdup_printf (_("Exited with status %s"), status != NULL ? status : "?");
+  if (g_strcmp0 (end, "signaled") == 0 || g_strcmp0 (end, "crashed") == 0)
+    return g_strdup_printf (_("Ended by signal %s"), sig != NULL ? sig : "?");
+  if (g_strcmp0 (end, "killed") == 0)
+    return g_strdup (_("Killed"));
+  if (g_strcmp0 (g_hash_table_lookup (meta, "finalized"), "0") == 0)
+    return g_strdup (_("Still recording, or the recorder stopped early"));
+  return NULL;
+}
+
+/* Returns @iso8601 (meta.created_utc) in local time for people, or a
+ * copy of it when it does not parse. */
+static char *
+format_time (const char *iso8601)
+{
+  g_autoptr(GDateTime) utc = NULL;
+  g_autoptr(GDateTime) local = NULL;
+
+  if (iso8601 == NULL)
+    return NULL;
+  utc = g_date_time_new_from_iso8601 (iso8601, NULL);
+  if (utc == NULL)
+    return g_strdup (iso8601);
+  local = g_date_time_to_local (utc);
+  /* Translators: a date and time, see g_date_time_format() */
+  return g_date_time_format (local, _("%Y-%m-%d %H:%M:%S"));
+}
+
+/* Returns the integer @text with the locale's digit grouping ("48,211"),
+ * or a copy of @text when it is not an integer. */
+static char *
+format_count (const char *text)
+{
+  gint64 value;
+
+  if (text == NULL)
+    return NULL;
+  if (!g_ascii_string_to_signed (text, 10, G_MININT64, G_MAXINT64, &value, NULL))
+    return g_strdup (text);
+  return g_strdup_printf ("%'" G_GINT64_FORMAT, value);
+}
+
+/* Shows the session page for @file with what @meta says about it;
+ * enables export and remembers the file as recent. */
+static void
+show_session (CowscopeWindow *self,
+              GFile          *file,
+              GHashTable     *meta)
+{
+  g_autofree char *name = g_file_get_basename (file);
+  g_autofree char *ended = describe_end (meta);
+  g_autofree char *recorded = format_time (g_hash_table_lookup (meta, "created_utc"));
+  g_autofree char *events = format_count (g_hash_table_lookup (meta, "events"));
+  g_autofree char *dropped = format_count (g_hash_table_lookup (meta, "dropped"));
+  GtkWidget *child;
+
+  g_set_object (&self->file, file);
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->details_list))) != NULL)
+    gtk_list_box_remove (self->details_list, child);
+
+  add_detail (self, _("File"), name);
+  add_detail (self, _("Command"), g_hash_table_lookup (meta, "command"));
+  add_detail (self, _("Recorded"), recorded);
+  add_detail (self, _("Target"), ended);
+  add_detail (self, _("Events"), events);
+  add_detail (self, _("Dropped Events"), dropped);
+  add_detail (self, _("GPU Tracing"), g_hash_table_lookup (meta, "gpu_tracing"));
+
+  adw_window_title_set_subtitle (self->window_title, name);
+  gtk_window_set_title (GTK_WINDOW (self), name);
+  gtk_widget_set_visible (self->export_button, TRUE);
+  set_action_enabled (self, "export", TRUE);
+  gtk_stack_set_visible_child_name (self->stack, "session");
+
+  cowscope_application_add_recent (COWSCOPE_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))),
+                                   file);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
+}
+
+/* Returns the error page title for @error (translated). */
+static const char *
+error_title (const GError *error)
+{
+  if (error->domain == COWSCOPE_SESSION_CHECK_ERROR)
+    {
+      switch ((CowscopeSessionCheckError) error->code)
+        {
+        case COWSCOPE_SESSION_CHECK_ERROR_NOT_FOUND:
+          return _("File Not Found");
+        case COWSCOPE_SESSION_CHECK_ERROR_NOT_SESSION:
+          return _("Not a Cowscope Session");
+        case COWSCOPE_SESSION_CHECK_ERROR_NEWER:
+          return _("Recorded by a Newer Cowscope");
+        case COWSCOPE_SESSION_CHECK_ERROR_DAMAGED:
+          return _("Damaged Session");
+        case COWSCOPE_SESSION_CHECK_ERROR_UNREADABLE:
+        default:
+          break;
+        }
+    }
+  return _("Cannot Open the File");
+}
+
+/* Returns a one-line toast text for @error about the file @name. */
+static char *
+error_toast (const GError *error,
+             const char   *name)
+{
+  if (error->domain == COWSCOPE_SESSION_CHECK_ERROR)
+    {
+      switch ((CowscopeSessionCheckError) error->code)
+        {
+        case COWSCOPE_SESSION_CHECK_ERROR_NOT_FOUND:
+          return g_strdup_printf (_("“%s” does not exist"), name);
+        case COWSCOPE_SESSION_CHECK_ERROR_NOT_SESSION:
+          return g_strdup_printf (_("“%s” is not a Cowscope session"), name);
+        case COWSCOPE_SESSION_CHECK_ERROR_NEWER:
+          return g_strdup_printf (_("“%s” needs a newer Cowscope"), name);
+        case COWSCOPE_SESSION_CHECK_ERROR_DAMAGED:
+          return g_strdup_printf (_("“%s” is damaged"), name);
+        case COWSCOPE_SESSION_CHECK_ERROR_UNREADABLE:
+        default:
+          break;
+        }
+    }
+  return g_strdup_printf (_("“%s” cannot be opened"), name);
+}
+
+/* Shows why @file could not be opened: a toast over the session when one
+ * is shown (it stays), else the error page. */
+static void
+show_error (CowscopeWindow *self,
+            GFile          *file,
+            const GError   *error)
+{
+  g_autofree char *name = g_file_get_basename (file);
+
+  if (self->file != NULL)
+    {
+      g_autofree char *text = error_toast (error, name);
+
+      cowscope_window_add_toast (self, text);
+      return;
+    }
+
+  adw_status_page_set_title (self->error_page, error_title (error));
+  adw_status_page_set_description (self->error_page, error->message);
+  adw_window_title_set_subtitle (self->window_title, NULL);
+  gtk_stack_set_visible_child_name (self->stack, "error");
+}
+
+/* Completion of cowscope_window_open()'s check; holds a window reference. */
+static void
+check_cb (GObject      *source,
+          GAsyncResult *result,
+          gpointer      user_data)
+{
+  g_autoptr(CowscopeWindow) self = user_data;
+  g_autoptr(GHashTable) meta = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = NULL;
+
+  meta = cowscope_session_check_finish (result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+
+  file = g_steal_pointer (&self->loading);
+  g_clear_object (&self->cancellable);
+  if (file == NULL)
+    return;
+
+  if (meta != NULL)
+    show_session (self, file, meta);
+  else
+    show_error (self, file, error);
+}
+
+/* Completion of the export copy: says where it went, or why not. */
+static void
+export_copy_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(CowscopeWindow) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  if (!g_file_copy_finish (G_FILE (source), result, &error))
+    text = g_strdup_printf (_("Could not export the session: %s"), error->message);
+  else
+    text = g_strdup (_("Session exported"));
+
+  cowscope_window_add_toast (self, text);
+}
+
+/* Response of the export chooser: copies the session file there. */
+static void
+export_response_cb (GtkNativeDialog *dialog,
+                    int              response,
+                    CowscopeWindow  *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT && self->file != NULL)
+    {
+      g_autoptr(GFile) dest = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+
+      if (dest != NULL)
+        g_file_copy_async (self->file, dest, G_FILE_COPY_OVERWRITE, G_PRIORITY_DEFAULT,
+                           NULL, NULL, NULL, export_copy_cb, g_object_ref (self));
+    }
+
+  g_object_unref (dialog);
+}
+
+/* win.export: saves a copy of the open session (enabled only with one).
+ * The session model will add compaction and the other formats. */
+static void
+export_activated (GSimpleAction *action,
+                 GVariant      *parameter,
+                 gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+  GtkFileChooserNative *chooser;
+  g_autofree char *name = NULL;
+
+  if (self->file == NULL)
+    return;
+
+  name = g_file_get_basename (self->file);
+  chooser = gtk_file_chooser_native_new (_("Export the Session"), GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_SAVE,
+                                         _("_Export"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+  g_signal_connect (chooser, "response", G_CALLBACK (export_response_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
+/* win.close: closes this window (the app ends with its last window). */
+static void
+close_activated (GSimpleAction *action,
+                GVariant      *parameter,
+                gpointer       user_data)
+{
+  gtk_window_close (GTK_WINDOW (user_data));
+}
+
+/* win.show-start: back to the start page from the error page. */
+static void
+show_start_activated (GSimpleAction *action,
+                     GVariant      *parameter,
+                     gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+
+  if (self->file == NULL)
+    gtk_stack_set_visible_child_name (self->stack, "start");
+}
+
+/* win.open-uri (s): opens a session by URI (the start page's recents) in
+ * this window when it is empty, else in a new one. */
+static void
+open_uri_activated (GSimpleAction *action,
+                   GVariant      *parameter,
+                   gpointer       user_data)
+{
+  g_autoptr(GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (user_data));
+
+  cowscope_application_open_files (COWSCOPE_APPLICATION (app), &file, 1, GTK_WINDOW (user_data));
+}
+
+static const GActionEntry win_actions[] = {
+  { .name = "export", .activate = export_activated },
+  { .name = "close", .activate = close_activated },
+  { .name = "show-start", .activate = show_start_activated },
+  { .name = "open-uri", .activate = open_uri_activated, .parameter_type = "s" },
+};
+
+/* Enables or disables the window action @name. */
+static void
+set_action_enabled (CowscopeWindow *self,
+                    const char     *name,
+                    gboolean        enabled)
+{
+  GAction *action = g_action_map_lookup_action (G_ACTION_MAP (self), name);
+
+  g_simple_action_set_enabled (G_SIMPLE_ACTION (action), enabled);
+}
+
+/* A file list dropped on the window: opened like `cowscope FILE…`. */
+static gboolean
+drop_cb (GtkDropTarget  *target,
+         const GValue   *value,
+         double          x,
+         double          y,
+         CowscopeWindow *self)
+{
+  GdkFileList *list = g_value_get_boxed (value);
+  GSList *files = list != NULL ? gdk_file_list_get_files (list) : NULL;
+  g_autoptr(GPtrArray) array = g_ptr_array_new ();
+  GtkApplication *app = gtk_window_get_application (GTK_WINDOW (self));
+
+  for (GSList *l = files; l != NULL; l = l->next)
+    g_ptr_array_add (array, l->data);
+  g_slist_free (files);
+
+  if (array->len == 0 || app == NULL)
+    return FALSE;
+
+  cowscope_application_open_files (COWSCOPE_APPLICATION (app), (GFile **) array->pdata,
+                                   array->len, GTK_WINDOW (self));
+  return TRUE;
+}
+
+/* Remembers the window size for the next window. */
+static gboolean
+cowscope_window_close_request (GtkWindow *window)
+{
+  GtkApplication *app = gtk_window_get_application (window);
+
+  if (app != NULL)
+    {
+      GSettings *settings = cowscope_application_get_settings (COWSCOPE_APPLICATION (app));
+      int width, height;
+
+      gtk_window_get_default_size (window, &width, &height);
+      g_settings_set_boolean (settings, "window-maximized", gtk_window_is_maximized (window));
+      if (!gtk_window_is_maximized (window) && width > 0 && height > 0)
+        {
+          g_settings_set_int (settings, "window-width", width);
+          g_settings_set_int (settings, "window-height", height);
+        }
+    }
+
+  if (GTK_WINDOW_CLASS (cowscope_window_parent_class)->close_request != NULL)
+    return GTK_WINDOW_CLASS (cowscope_window_parent_class)->close_request (window);
+  return FALSE;
+}
+
+/* Once the window belongs to the application (the "application"
+ * property is set after construction): restores the size and gives the
+ * start page the settings.  Runs once. */
+static void
+application_set_cb (CowscopeWindow *self,
+                    GParamSpec     *pspec,
+                    gpointer        user_data)
+{
+  GSettings *settings;
+
+  if (gtk_window_get_application (GTK_WINDOW (self)) == NULL ||
+      cowscope_start_page_get_settings (self->start_page) != NULL)
+    return;
+
+  settings = get_settings (self);
+  gtk_window_set_default_size (GTK_WINDOW (self),
+                               MAX (360, g_settings_get_int (settings, "window-width")),
+                               MAX (360, g_settings_get_int (settings, "window-height")));
+  if (g_settings_get_boolean (settings, "window-maximized"))
+    gtk_window_maximize (GTK_WINDOW (self));
+
+  cowscope_start_page_set_settings (self->start_page, settings);
+}
+
+static void
+cowscope_window_dispose (GObject *object)
+{
+  CowscopeWindow *self = COWSCOPE_WINDOW (object);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->loading);
+  g_clear_object (&self->file);
+
+  gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_WINDOW);
+
+  G_OBJECT_CLASS (cowscope_window_parent_class)->dispose (object);
+}
+
+static void
+cowscope_window_get_property (GObject    *object,
+                              guint       prop_id,
+                              GValue     *value,
+                              GParamSpec *pspec)
+{
+  CowscopeWindow *self = COWSCOPE_WINDOW (object);
+
+  switch (prop_id)
+    {
+    case PROP_FILE:
+      g_value_set_object (value, self->file);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+cowscope_window_class_init (CowscopeWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  GtkWindowClass *window_class = GTK_WINDOW_CLASS (klass);
+
+  object_class->dispose = cowscope_window_dispose;
+  object_class->get_property = cowscope_window_get_property;
+  window_class->close_request = cowscope_window_close_request;
+
+  /**
+   * CowscopeWindow:file:
+   *
+   * The session file shown, or %NULL on the start and error pages.
+   */
+  properties[PROP_FILE] =
+    g_param_spec_object ("file", NULL, NULL, G_TYPE_FILE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  g_type_ensure (COWSCOPE_TYPE_START_PAGE);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/cowscope/Cowscope/cowscope-window.ui");
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, window_title);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, export_button);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, stack);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, start_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_paned);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, timeline_slot);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, lower_paned);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, graph_slot);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_panel_slot);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, details_list);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, error_page);
+
+}
+
+static void
+cowscope_window_init (CowscopeWindow *self)
+{
+  GtkDropTarget *drop;
+
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions,
+                                   G_N_ELEMENTS (win_actions), self);
+  set_action_enabled (self, "export", FALSE);
+
+  drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop, "drop", G_CALLBACK (drop_cb), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
+
+  g_signal_connect (self, "notify::application", G_CALLBACK (application_set_cb), NULL);
+
+#ifdef DEVELOPMENT_BUILD
+  gtk_widget_add_css_class (GTK_WIDGET (self), "devel");
+#endif
+}
+
+/**
+ * cowscope_window_new:
+ *
+ * Returns: (transfer none): a new window of @application on the start
+ *   page (the application holds it).
+ */
+CowscopeWindow *
+cowscope_window_new (CowscopeApplication *application)
+{
+  g_return_val_if_fail (COWSCOPE_IS_APPLICATION (application), NULL);
+
+  return g_object_new (COWSCOPE_TYPE_WINDOW, "application", application, NULL);
+}
+
+/**
+ * cowscope_window_open:
+ *
+ * Starts opening @file in this window (read-only; checked on a worker
+ * thread).  When done, the session page or, on failure, the error page or
+ * a toast is shown.  Opening again cancels a check still running.
+ */
+void
+cowscope_window_open (CowscopeWindow *self,
+                      GFile          *file)
+{
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  g_set_object (&self->loading, file);
+
+  cowscope_session_check_async (file, self->cancellable, check_cb, g_object_ref (self));
+}
+
+/**
+ * cowscope_window_get_file:
+ *
+ * Returns: (transfer none) (nullable): the session file shown.
+ */
+GFile *
+cowscope_window_get_file (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->file;
+}
+
+/**
+ * cowscope_window_is_empty:
+ *
+ * Returns: %TRUE when the window shows no session and loads none, so a
+ *   file may be opened in it instead of a new window.
+ */
+gboolean
+cowscope_window_is_empty (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), FALSE);
+
+  return self->file == NULL && self->loading == NULL;
+}
+
+/**
+ * cowscope_window_add_toast:
+ *
+ * Shows @message (one line, for people) in a toast over the window.
+ */
+void
+cowscope_window_add_toast (CowscopeWindow *self,
+                           const char     *message)
+{
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (message != NULL);
+
+  adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (message));
+}
+
+/**
+ * cowscope_window_get_visible_page:
+ *
+ * Returns: "start", "session" or "error" (what tests assert on).
+ */
+const char *
+cowscope_window_get_visible_page (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return gtk_stack_get_visible_child_name (self->stack);
+}
+
+/**
+ * cowscope_window_get_error_title:
+ *
+ * Returns: (nullable): the title of the error page (meaningful when it is
+ *   the visible page).
+ */
+const char *
+cowscope_window_get_error_title (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return adw_status_page_get_title (self->error_page);
+}

@@ -1,0 +1,476 @@
+/* cowscope-lane-index.c — in-memory lane indexes (see header). */
+#include "cowscope-lane-index.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK_SHIFT 8
+#define BLOCK (1u << BLOCK_SHIFT)
+#define N_CLASSES 64
+
+typedef struct {
+  gint64 start;
+  gint64 end;
+  gint64 id;
+  guint64 bytes;
+  guint8 kind;
+} Span;
+
+struct _CowscopeLaneIndex {
+  gint64 *ts;
+  gint64 *id;
+  guint8 *kind;
+  float *bytes;
+  gsize n;
+  gsize capacity;
+  gboolean sorted;
+  guint32 *kind_prefix; /* (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS */
+  double *bytes_prefix; /* n_blocks + 1 */
+  GArray *spans[N_CLASSES];
+};
+
+/* Returns an empty index. */
+CowscopeLaneIndex *
+cowscope_lane_index_new (void)
+{
+  CowscopeLaneIndex *index = g_new0 (CowscopeLaneIndex, 1);
+  index->sorted = TRUE;
+  return index;
+}
+
+/* Frees @index and everything it holds; NULL is ignored. */
+void
+cowscope_lane_index_free (CowscopeLaneIndex *index)
+{
+  if (index == NULL)
+    return;
+  g_free (index->ts);
+  g_free (index->id);
+  g_free (index->kind);
+  g_free (index->bytes);
+  g_free (index->kind_prefix);
+  g_free (index->bytes_prefix);
+  for (guint k = 0; k < N_CLASSES; k++)
+    g_clear_pointer (&index->spans[k], g_array_unref);
+  g_free (index);
+}
+
+/* Appends one instant, growing the arrays geometrically. */
+void
+cowscope_lane_index_append (CowscopeLaneIndex *index, gint64 ts, gint64 id,
+                            guint8 kind, guint64 bytes)
+{
+  if (index->n == index->capacity)
+    {
+      gsize capacity = MAX (index->capacity * 2, 1024);
+      index->ts = g_renew (gint64, index->ts, capacity);
+      index->id = g_renew (gint64, index->id, capacity);
+      index->kind = g_renew (guint8, index->kind, capacity);
+      index->bytes = g_renew (float, index->bytes, capacity);
+      index->capacity = capacity;
+    }
+  if (index->n > 0 && ts < index->ts[index->n - 1])
+    index->sorted = FALSE;
+  index->ts[index->n] = ts;
+  index->id[index->n] = id;
+  index->kind[index->n] = kind;
+  index->bytes[index->n] = (float) bytes;
+  index->n++;
+}
+
+/* The duration class of a span: floor (log2 (duration)), 0 for <= 1 ns. */
+static guint
+duration_class (gint64 duration)
+{
+  if (duration <= 1)
+    return 0;
+  return 63 - __builtin_clzll ((unsigned long long) duration);
+}
+
+/* Adds one span to its duration class. */
+void
+cowscope_lane_index_add_span (CowscopeLaneIndex *index, gint64 start, gint64 end,
+                              gint64 id, guint8 kind, guint64 bytes)
+{
+  if (end < start)
+    end = start;
+  guint k = duration_class (end - start);
+  if (index->spans[k] == NULL)
+    index->spans[k] = g_array_new (FALSE, FALSE, sizeof (Span));
+  Span span = { start, end, id, bytes, kind };
+  g_array_append_val (index->spans[k], span);
+}
+
+typedef struct {
+  gint64 ts;
+  gint64 id;
+  float bytes;
+  guint8 kind;
+} Row;
+
+/* Orders rows by time, then id (a total order: stable results). */
+static int
+compare_rows (const void *a, const void *b)
+{
+  const Row *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Orders spans by start. */
+static int
+compare_spans (const void *a, const void *b)
+{
+  const Span *x = a, *y = b;
+  if (x->start != y->start)
+    return x->start < y->start ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Sorts instants (only if they arrived out of order) and spans, then
+ * builds the block prefix sums. */
+void
+cowscope_lane_index_finish (CowscopeLaneIndex *index)
+{
+  if (!index->sorted)
+    {
+      Row *rows = g_new (Row, index->n);
+      for (gsize i = 0; i < index->n; i++)
+        rows[i] = (Row) { index->ts[i], index->id[i], index->bytes[i], index->kind[i] };
+      qsort (rows, index->n, sizeof (Row), compare_rows);
+      for (gsize i = 0; i < index->n; i++)
+        {
+          index->ts[i] = rows[i].ts;
+          index->id[i] = rows[i].id;
+          index->bytes[i] = rows[i].bytes;
+          index->kind[i] = rows[i].kind;
+        }
+      g_free (rows);
+      index->sorted = TRUE;
+    }
+  for (guint k = 0; k < N_CLASSES; k++)
+    if (index->spans[k] != NULL)
+      g_array_sort (index->spans[k], compare_spans);
+
+  gsize n_blocks = index->n >> BLOCK_SHIFT;
+  index->kind_prefix = g_new0 (guint32, (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS);
+  index->bytes_prefix = g_new0 (double, n_blocks + 1);
+  for (gsize b = 0; b < n_blocks; b++)
+    {
+      guint32 *prev = index->kind_prefix + b * COWSCOPE_N_ITEM_KINDS;
+      guint32 *next = prev + COWSCOPE_N_ITEM_KINDS;
+      memcpy (next, prev, sizeof (guint32) * COWSCOPE_N_ITEM_KINDS);
+      double bytes = index->bytes_prefix[b];
+      for (gsize i = b * BLOCK; i < (b + 1) * BLOCK; i++)
+        {
+          next[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
+          bytes += index->bytes[i];
+        }
+      index->bytes_prefix[b + 1] = bytes;
+    }
+}
+
+/* Returns how many instants the index holds. */
+gsize
+cowscope_lane_index_get_n (const CowscopeLaneIndex *index)
+{
+  return index->n;
+}
+
+/* First and last instant's time; FALSE when there is none. */
+gboolean
+cowscope_lane_index_get_bounds (const CowscopeLaneIndex *index, gint64 *first,
+                                gint64 *last)
+{
+  if (index->n == 0)
+    return FALSE;
+  *first = index->ts[0];
+  *last = index->ts[index->n - 1];
+  return TRUE;
+}
+
+/* The first position in [lo, hi) whose time is >= @t (hi when none). */
+static gsize
+lower_bound (const gint64 *ts, gsize lo, gsize hi, gint64 t)
+{
+  while (lo < hi)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (ts[mid] < t)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* Counts instants in [t0, t1) with two binary searches. */
+gsize
+cowscope_lane_index_count (const CowscopeLaneIndex *index, gint64 t0, gint64 t1)
+{
+  if (t1 <= t0)
+    return 0;
+  gsize a = lower_bound (index->ts, 0, index->n, t0);
+  gsize b = lower_bound (index->ts, a, index->n, t1);
+  return b - a;
+}
+
+/* Pixel geometry of a window: pixel p is [edge (p), edge (p + 1)). */
+typedef struct {
+  gint64 t0, t1;
+  guint width;
+  double ns_per_px;
+} Pixels;
+
+/* The left edge of pixel @p; edge (0) = t0, edge (width) = t1, and edges
+ * never decrease. */
+static gint64
+edge (const Pixels *px, guint p)
+{
+  if (p >= px->width)
+    return px->t1;
+  return px->t0 + (gint64) floor ((double) p * px->ns_per_px);
+}
+
+/* The pixel that contains @t (t0 <= t < t1). */
+static guint
+pixel_of (const Pixels *px, gint64 t)
+{
+  double guess = floor ((double) (t - px->t0) / px->ns_per_px);
+  guint p = guess < 0 ? 0 : guess >= px->width ? px->width - 1 : (guint) guess;
+  while (p + 1 < px->width && edge (px, p + 1) <= t)
+    p++;
+  while (p > 0 && edge (px, p) > t)
+    p--;
+  return p;
+}
+
+/* Adds the kinds and bytes of instants [a, b) to @counts and @bytes,
+ * using the block prefix sums for whole blocks. */
+static void
+accumulate (const CowscopeLaneIndex *index, gsize a, gsize b,
+            guint32 counts[COWSCOPE_N_ITEM_KINDS], double *bytes)
+{
+  gsize first_full = (a + BLOCK - 1) >> BLOCK_SHIFT;
+  gsize last_full = b >> BLOCK_SHIFT;
+  if (first_full >= last_full)
+    {
+      for (gsize i = a; i < b; i++)
+        {
+          counts[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
+          *bytes += index->bytes[i];
+        }
+      return;
+    }
+  for (gsize i = a; i < first_full * BLOCK; i++)
+    {
+      counts[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
+      *bytes += index->bytes[i];
+    }
+  const guint32 *lo = index->kind_prefix + first_full * COWSCOPE_N_ITEM_KINDS;
+  const guint32 *hi = index->kind_prefix + last_full * COWSCOPE_N_ITEM_KINDS;
+  for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
+    counts[k] += hi[k] - lo[k];
+  *bytes += index->bytes_prefix[last_full] - index->bytes_prefix[first_full];
+  for (gsize i = last_full * BLOCK; i < b; i++)
+    {
+      counts[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
+      *bytes += index->bytes[i];
+    }
+}
+
+/* Items per non-empty pixel, then the spans a pixel wide or more. */
+void
+cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
+                           guint width, GArray *items, GArray *spans)
+{
+  if (t1 <= t0 || width == 0)
+    return;
+  width = MIN (width, G_MAXUINT16);
+  Pixels px = { t0, t1, width, (double) (t1 - t0) / width };
+
+  gsize i = lower_bound (index->ts, 0, index->n, t0);
+  gsize end = lower_bound (index->ts, i, index->n, t1);
+  while (i < end)
+    {
+      guint p = pixel_of (&px, index->ts[i]);
+      gint64 right = edge (&px, p + 1);
+      gsize j = lower_bound (index->ts, i + 1, end, right);
+      CowscopeTimelineItem item = { 0 };
+      item.pixel = (guint16) p;
+      item.count = (guint32) (j - i);
+      if (j - i == 1)
+        {
+          item.start_ns = item.end_ns = index->ts[i];
+          item.id = index->id[i];
+          item.kind = index->kind[i];
+          item.bytes = (guint64) index->bytes[i];
+        }
+      else
+        {
+          guint32 counts[COWSCOPE_N_ITEM_KINDS] = { 0 };
+          double bytes = 0;
+          accumulate (index, i, j, counts, &bytes);
+          guint best = 0;
+          for (guint k = 1; k < COWSCOPE_N_ITEM_KINDS; k++)
+            if (counts[k] > counts[best])
+              best = k;
+          item.start_ns = edge (&px, p);
+          item.end_ns = right;
+          item.id = -1;
+          item.kind = (guint16) best;
+          item.bytes = (guint64) llround (bytes);
+        }
+      g_array_append_val (items, item);
+      i = j;
+    }
+
+  if (spans == NULL)
+    return;
+  for (guint k = 0; k < N_CLASSES; k++)
+    {
+      GArray *class = index->spans[k];
+      if (class == NULL || class->len == 0)
+        continue;
+      double longest = k >= 62 ? (double) G_MAXINT64 : (double) ((1ll << (k + 1)) - 1);
+      if (longest < px.ns_per_px)
+        continue;
+      gint64 reach = k >= 62 ? G_MAXINT64 / 2 : (1ll << (k + 1));
+      gint64 from = t0 - reach;
+      const Span *s = (const Span *) class->data;
+      gsize lo = 0, hi = class->len;
+      while (lo < hi)
+        {
+          gsize mid = lo + (hi - lo) / 2;
+          if (s[mid].start < from)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      for (gsize m = lo; m < class->len && s[m].start < t1; m++)
+        {
+          if (s[m].end <= t0)
+            continue;
+          if ((double) (s[m].end - s[m].start) < px.ns_per_px)
+            continue;
+          CowscopeTimelineItem item = {
+            .start_ns = s[m].start, .end_ns = s[m].end, .id = s[m].id,
+            .bytes = s[m].bytes, .count = 1, .kind = s[m].kind,
+            .pixel = (guint16) pixel_of (&px, MAX (s[m].start, t0)),
+          };
+          g_array_append_val (spans, item);
+        }
+    }
+}
+
+struct _CowscopeCounterSeries {
+  gint64 start;
+  double bin_ns;
+  guint n_bins;
+  double *min;
+  double *max;
+  double *last;
+  guint8 *touched;
+};
+
+/* A series of @n_bins equal bins over [start, end]. */
+CowscopeCounterSeries *
+cowscope_counter_series_new (gint64 start, gint64 end, guint n_bins)
+{
+  CowscopeCounterSeries *series = g_new0 (CowscopeCounterSeries, 1);
+  series->start = start;
+  series->n_bins = MAX (n_bins, 1);
+  series->bin_ns = MAX ((double) (end - start + 1) / series->n_bins, 1.0);
+  series->min = g_new0 (double, series->n_bins);
+  series->max = g_new0 (double, series->n_bins);
+  series->last = g_new0 (double, series->n_bins);
+  series->touched = g_new0 (guint8, series->n_bins);
+  return series;
+}
+
+/* Frees @series; NULL is ignored. */
+void
+cowscope_counter_series_free (CowscopeCounterSeries *series)
+{
+  if (series == NULL)
+    return;
+  g_free (series->min);
+  g_free (series->max);
+  g_free (series->last);
+  g_free (series->touched);
+  g_free (series);
+}
+
+/* The bin holding @ts, clamped to the series. */
+static guint
+bin_of (const CowscopeCounterSeries *series, gint64 ts)
+{
+  double b = floor ((double) (ts - series->start) / series->bin_ns);
+  if (b < 0)
+    return 0;
+  if (b >= series->n_bins)
+    return series->n_bins - 1;
+  return (guint) b;
+}
+
+/* Folds one value into its bin. */
+void
+cowscope_counter_series_set (CowscopeCounterSeries *series, gint64 ts, double value)
+{
+  guint b = bin_of (series, ts);
+  if (!series->touched[b])
+    {
+      series->touched[b] = 1;
+      series->min[b] = series->max[b] = value;
+    }
+  else
+    {
+      series->min[b] = MIN (series->min[b], value);
+      series->max[b] = MAX (series->max[b], value);
+    }
+  series->last[b] = value;
+}
+
+/* Carries each bin's last value into the next: a step function. */
+void
+cowscope_counter_series_finish (CowscopeCounterSeries *series)
+{
+  double carried = 0;
+  for (guint b = 0; b < series->n_bins; b++)
+    {
+      if (!series->touched[b])
+        series->min[b] = series->max[b] = series->last[b] = carried;
+      else
+        {
+          series->min[b] = MIN (series->min[b], carried);
+          series->max[b] = MAX (series->max[b], carried);
+        }
+      carried = series->last[b];
+    }
+}
+
+/* One sample per pixel from the bins it overlaps. */
+void
+cowscope_counter_series_query (const CowscopeCounterSeries *series, gint64 t0,
+                               gint64 t1, guint width, GArray *samples)
+{
+  if (t1 <= t0 || width == 0)
+    return;
+  width = MIN (width, G_MAXUINT16);
+  Pixels px = { t0, t1, width, (double) (t1 - t0) / width };
+  for (guint p = 0; p < width; p++)
+    {
+      gint64 a = edge (&px, p), b = edge (&px, p + 1);
+      guint first = bin_of (series, a), last = bin_of (series, MAX (a, b - 1));
+      CowscopeCounterSample sample = { a, b, series->min[first], series->max[first],
+                                       series->last[last], (guint16) p };
+      for (guint k = first + 1; k <= last; k++)
+        {
+          sample.min = MIN (sample.min, series->min[k]);
+          sample.max = MAX (sample.max, series->max[k]);
+        }
+      g_array_append_val (samples, sample);
+    }
+}

@@ -1,0 +1,17 @@
+/* cowscope-session-document-private.h — the connection pool. */
+#pragma once
+
+#include <sqlite3.h>
+
+#include "cowscope-session-document.h"
+
+G_BEGIN_DECLS
+
+/* A connection for the calling thread's exclusive use until released
+ * (opened and validated on demand); NULL with @error when the file can no
+ * longer be opened. */
+sqlite3 *cowscope_session_document_acquire_db (CowscopeSessionDocument *self,
+                                               GError **error);
+void cowscope_session_document_release_db (CowscopeSessionDocument *self, sqlite3 *db);
+
+G_END_DECLS

@@ -1,0 +1,1000 @@
+/* cowscope-session-document.c — loading a session and indexing its lanes. */
+#include "cowscope-session-document-private.h"
+
+#include <glib/gi18n-lib.h>
+#include <string.h>
+
+#include "cowscope-lane-index.h"
+#include "cowscope-session-db.h"
+#include "cowscope-session-model-error.h"
+#include "cowscope-timeline-lane-private.h"
+
+#define COUNTER_BINS 65536
+#define POOL_MAX 4
+
+struct _CowscopeSessionDocument {
+  GObject parent_instance;
+  char *path;
+  gint64 start_ns, end_ns;
+  gint64 first_seq, last_seq;
+  guint64 n_events;
+  GHashTable *meta;         /* key -> text */
+  GHashTable *ops;          /* id -> name */
+  GHashTable *event_types;  /* id -> name */
+  GHashTable *thread_names; /* (pid << 32 | tid) -> name */
+  GArray *processes;        /* CowscopeProcessInfo */
+  GListStore *lanes;
+  CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS];
+  GMutex pool_lock;         /* protects pool */
+  GPtrArray *pool;          /* idle sqlite3 connections */
+};
+
+enum {
+  PROP_0,
+  PROP_PATH,
+  PROP_START_NS,
+  PROP_END_NS,
+  PROP_N_EVENTS,
+  PROP_LANES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+G_DEFINE_FINAL_TYPE (CowscopeSessionDocument, cowscope_session_document, G_TYPE_OBJECT)
+
+static void
+clear_process (gpointer data)
+{
+  CowscopeProcessInfo *info = data;
+  g_free (info->exe);
+  g_free (info->cmdline);
+  g_free (info->end_reason);
+  g_free (info->gpu_status);
+}
+
+static void
+cowscope_session_document_finalize (GObject *object)
+{
+  CowscopeSessionDocument *self = COWSCOPE_SESSION_DOCUMENT (object);
+  g_free (self->path);
+  g_clear_pointer (&self->meta, g_hash_table_unref);
+  g_clear_pointer (&self->ops, g_hash_table_unref);
+  g_clear_pointer (&self->event_types, g_hash_table_unref);
+  g_clear_pointer (&self->thread_names, g_hash_table_unref);
+  g_clear_pointer (&self->processes, g_array_unref);
+  g_clear_object (&self->lanes);
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    g_clear_object (&self->counters[i]);
+  for (guint i = 0; self->pool && i < self->pool->len; i++)
+    sqlite3_close (g_ptr_array_index (self->pool, i));
+  g_clear_pointer (&self->pool, g_ptr_array_unref);
+  g_mutex_clear (&self->pool_lock);
+  G_OBJECT_CLASS (cowscope_session_document_parent_class)->finalize (object);
+}
+
+static void
+cowscope_session_document_get_property (GObject *object, guint prop_id, GValue *value,
+                                        GParamSpec *pspec)
+{
+  CowscopeSessionDocument *self = COWSCOPE_SESSION_DOCUMENT (object);
+  switch (prop_id)
+    {
+    case PROP_PATH:
+      g_value_set_string (value, self->path);
+      break;
+    case PROP_START_NS:
+      g_value_set_int64 (value, self->start_ns);
+      break;
+    case PROP_END_NS:
+      g_value_set_int64 (value, self->end_ns);
+      break;
+    case PROP_N_EVENTS:
+      g_value_set_uint64 (value, self->n_events);
+      break;
+    case PROP_LANES:
+      g_value_set_object (value, self->lanes);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+cowscope_session_document_class_init (CowscopeSessionDocumentClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->finalize = cowscope_session_document_finalize;
+  object_class->get_property = cowscope_session_document_get_property;
+
+  properties[PROP_PATH] = g_param_spec_string ("path", NULL, NULL, NULL,
+                                               G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_START_NS] = g_param_spec_int64 ("start-ns", NULL, NULL, G_MININT64,
+                                                  G_MAXINT64, 0,
+                                                  G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_END_NS] = g_param_spec_int64 ("end-ns", NULL, NULL, G_MININT64,
+                                                G_MAXINT64, 0,
+                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_N_EVENTS] = g_param_spec_uint64 ("n-events", NULL, NULL, 0, G_MAXUINT64, 0,
+                                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LANES] = g_param_spec_object ("lanes", NULL, NULL, G_TYPE_LIST_MODEL,
+                                                G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+cowscope_session_document_init (CowscopeSessionDocument *self)
+{
+  g_mutex_init (&self->pool_lock);
+  self->pool = g_ptr_array_new ();
+  self->meta = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  self->ops = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  self->event_types = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  self->thread_names = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  self->processes = g_array_new (FALSE, TRUE, sizeof (CowscopeProcessInfo));
+  g_array_set_clear_func (self->processes, clear_process);
+  self->lanes = g_list_store_new (COWSCOPE_TYPE_TIMELINE_LANE);
+}
+
+/* ---- connection pool -------------------------------------------------- */
+
+/* Pops an idle connection or opens a new validated one. */
+sqlite3 *
+cowscope_session_document_acquire_db (CowscopeSessionDocument *self, GError **error)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  g_mutex_lock (&self->pool_lock);
+  sqlite3 *db = self->pool->len > 0 ? g_ptr_array_steal_index_fast (self->pool,
+                                                                     self->pool->len - 1)
+                                    : NULL;
+  g_mutex_unlock (&self->pool_lock);
+  if (db == NULL)
+    db = cowscope_session_db_open (self->path, TRUE, NULL, error);
+  return db;
+}
+
+/* Returns @db to the pool (or closes it when the pool is full). */
+void
+cowscope_session_document_release_db (CowscopeSessionDocument *self, sqlite3 *db)
+{
+  if (db == NULL)
+    return;
+  sqlite3_stmt *stmt;
+  while ((stmt = sqlite3_next_stmt (db, NULL)) != NULL)
+    sqlite3_finalize (stmt);
+  g_mutex_lock (&self->pool_lock);
+  if (self->pool->len < POOL_MAX)
+    {
+      g_ptr_array_add (self->pool, db);
+      db = NULL;
+    }
+  g_mutex_unlock (&self->pool_lock);
+  if (db != NULL)
+    sqlite3_close (db);
+}
+
+/* ---- loading ---------------------------------------------------------- */
+
+typedef struct {
+  GMutex lock;           /* protects fraction and pending */
+  double fraction;
+  gboolean pending;      /* an idle callback is scheduled */
+  GMainContext *context;
+  CowscopeLoadProgressFunc func;
+  gpointer data;
+  GDestroyNotify notify;
+  gint refs;
+} Progress;
+
+static Progress *
+progress_ref (Progress *progress)
+{
+  g_atomic_int_inc (&progress->refs);
+  return progress;
+}
+
+static void
+progress_unref (gpointer data)
+{
+  Progress *progress = data;
+  if (progress == NULL || !g_atomic_int_dec_and_test (&progress->refs))
+    return;
+  if (progress->notify)
+    progress->notify (progress->data);
+  g_main_context_unref (progress->context);
+  g_mutex_clear (&progress->lock);
+  g_free (progress);
+}
+
+/* Runs in the caller's main context: reports the newest fraction. */
+static gboolean
+progress_dispatch (gpointer data)
+{
+  Progress *progress = data;
+  g_mutex_lock (&progress->lock);
+  double fraction = progress->fraction;
+  progress->pending = FALSE;
+  g_mutex_unlock (&progress->lock);
+  progress->func (fraction, progress->data);
+  return G_SOURCE_REMOVE;
+}
+
+/* From the worker: records @fraction and schedules one dispatch. */
+static void
+progress_report (Progress *progress, double fraction)
+{
+  if (progress == NULL || progress->func == NULL)
+    return;
+  g_mutex_lock (&progress->lock);
+  progress->fraction = fraction;
+  gboolean schedule = !progress->pending;
+  progress->pending = TRUE;
+  g_mutex_unlock (&progress->lock);
+  if (schedule)
+    {
+      GSource *source = g_idle_source_new ();
+      g_source_set_priority (source, G_PRIORITY_LOW);
+      g_source_set_callback (source, progress_dispatch, progress_ref (progress),
+                             progress_unref);
+      g_source_set_static_name (source, "[cowscope] load progress");
+      g_source_attach (source, progress->context);
+      g_source_unref (source);
+    }
+}
+
+/* Fills @table (id -> name) from a two-column lookup table. */
+static gboolean
+load_names (sqlite3 *db, const char *path, const char *sql, GHashTable *table,
+            GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (db, path, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      char *name = cowscope_session_db_column_text (stmt, 1);
+      if (name == NULL || sqlite3_column_type (stmt, 0) != SQLITE_INTEGER)
+        {
+          g_free (name);
+          continue;
+        }
+      g_hash_table_insert (table, g_memdup2 (&(gint64) { sqlite3_column_int64 (stmt, 0) },
+                                             sizeof (gint64)),
+                           name);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, sql);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The kind of timeline item an event is. */
+static guint8
+event_kind (gint64 type, gint64 aux)
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_ITEM_ALLOCATION;
+    case COWSCOPE_EV_ALLOCATION_FREE:
+    case COWSCOPE_EV_STORAGE_FREE:
+    case COWSCOPE_EV_TENSOR_FREE: return COWSCOPE_ITEM_FREE;
+    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_ITEM_STORAGE;
+    case COWSCOPE_EV_TENSOR_NEW:
+    case COWSCOPE_EV_TENSOR_NAME: return COWSCOPE_ITEM_TENSOR;
+    case COWSCOPE_EV_CONTEXT_NEW:
+    case COWSCOPE_EV_CONTEXT_REF:
+    case COWSCOPE_EV_CONTEXT_UNREF:
+    case COWSCOPE_EV_CONTEXT_FREE: return COWSCOPE_ITEM_CONTEXT;
+    case COWSCOPE_EV_LAZY_CLONE: return COWSCOPE_ITEM_LAZY_CLONE;
+    case COWSCOPE_EV_LAZY_CLONE_EAGER: return COWSCOPE_ITEM_EAGER_COPY;
+    case COWSCOPE_EV_MATERIALIZE_BEGIN: return COWSCOPE_ITEM_MATERIALIZE_BEGIN;
+    case COWSCOPE_EV_MATERIALIZE_END:
+      switch (aux & 0xff)
+        {
+        case COWSCOPE_MATERIALIZE_COPY: return COWSCOPE_ITEM_COPY;
+        case COWSCOPE_MATERIALIZE_STEAL: return COWSCOPE_ITEM_STEAL;
+        default: return COWSCOPE_ITEM_MATERIALIZE_FAILED;
+        }
+    case COWSCOPE_EV_SIMULATE_VIOLATION: return COWSCOPE_ITEM_VIOLATION;
+    case COWSCOPE_EV_RANGE_BEGIN:
+    case COWSCOPE_EV_RANGE_END: return COWSCOPE_ITEM_RANGE;
+    case COWSCOPE_EV_MARK: return COWSCOPE_ITEM_MARK;
+    default:
+      if (type >= COWSCOPE_EV_IPC_SEND && type <= COWSCOPE_EV_IPC_COLLECT)
+        return COWSCOPE_ITEM_IPC;
+      return COWSCOPE_ITEM_OTHER;
+    }
+}
+
+/* The byte count an event carries (0 when none). */
+static guint64
+event_bytes (gint64 type, const gint64 v[4])
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW:
+    case COWSCOPE_EV_ALLOCATION_FREE: return (guint64) v[1];
+    case COWSCOPE_EV_STORAGE_NEW:
+    case COWSCOPE_EV_STORAGE_FREE: return (guint64) v[2];
+    case COWSCOPE_EV_MATERIALIZE_BEGIN:
+    case COWSCOPE_EV_MATERIALIZE_END: return (guint64) v[3];
+    default: return 0;
+    }
+}
+
+typedef struct {
+  guint32 pid;
+  gint64 tid;
+  gint64 device;
+  CowscopeLaneIndex *index;
+} LaneBuild;
+
+static void
+lane_build_free (gpointer data)
+{
+  LaneBuild *build = data;
+  cowscope_lane_index_free (build->index);
+  g_free (build);
+}
+
+/* The lane builder for a key, created on first use. */
+static LaneBuild *
+lane_for (GHashTable *lanes, guint32 pid, gint64 tid, gint64 device)
+{
+  gint64 key = ((gint64) pid << 32) ^ (tid & 0xffffffffll) ^ (device << 56);
+  LaneBuild *build = g_hash_table_lookup (lanes, &key);
+  if (build == NULL)
+    {
+      build = g_new0 (LaneBuild, 1);
+      build->pid = pid;
+      build->tid = tid;
+      build->device = device;
+      build->index = cowscope_lane_index_new ();
+      g_hash_table_insert (lanes, g_memdup2 (&key, sizeof key), build);
+    }
+  return build;
+}
+
+/* Orders lanes by (pid, device, tid). */
+static int
+compare_lane_builds (gconstpointer a, gconstpointer b)
+{
+  const LaneBuild *x = *(LaneBuild *const *) a, *y = *(LaneBuild *const *) b;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  if (x->device != y->device)
+    return x->device < y->device ? -1 : 1;
+  return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Counter state while scanning events in seq order. */
+typedef struct {
+  double allocated, shared, storages;
+  GHashTable *contexts; /* (pid, context id) key -> nbytes shared by one sharer */
+  CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
+} Counters;
+
+/* A 64-bit key for (pid, id); ids are process-wide counters far below
+ * 2^44, so the fold is exact in practice (and only feeds counters). */
+static gpointer
+pid_id_key (guint32 pid, gint64 id)
+{
+  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
+}
+
+/* Applies one event's effect on the counter tracks. */
+static void
+counters_apply (Counters *c, guint32 pid, gint64 ts, gint64 type, const gint64 v[4])
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW:
+      c->allocated += (double) v[1];
+      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
+      break;
+    case COWSCOPE_EV_ALLOCATION_FREE:
+      c->allocated -= (double) v[1];
+      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
+      break;
+    case COWSCOPE_EV_STORAGE_NEW:
+      c->storages += 1;
+      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
+      if (v[3] != 0)
+        {
+          /* A lazy clone: one more sharer of the context's bytes. */
+          g_hash_table_insert (c->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
+          c->shared += (double) v[2];
+          cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts, c->shared);
+        }
+      break;
+    case COWSCOPE_EV_STORAGE_FREE:
+      c->storages -= 1;
+      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
+      break;
+    case COWSCOPE_EV_CONTEXT_UNREF:
+      if (v[2] >= 1)
+        {
+          gpointer nbytes;
+          if (g_hash_table_lookup_extended (c->contexts, pid_id_key (pid, v[0]), NULL, &nbytes))
+            {
+              c->shared -= (double) GPOINTER_TO_SIZE (nbytes);
+              cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts,
+                                           c->shared);
+            }
+        }
+      break;
+    case COWSCOPE_EV_CONTEXT_FREE:
+      g_hash_table_remove (c->contexts, pid_id_key (pid, v[0]));
+      break;
+    default:
+      break;
+    }
+}
+
+/* Reads one integer result of @sql into @a and @b (NULL -> fallback). */
+static gboolean
+query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b,
+            gint64 fallback, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (db, path, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, sql);
+      return FALSE;
+    }
+  *a = cowscope_session_db_column_int (stmt, 0, fallback);
+  *b = cowscope_session_db_column_int (stmt, 1, fallback);
+  return TRUE;
+}
+
+/* The item kind of a CUDA record from its cuda_kinds name. */
+static guint8
+cuda_kind (const char *name)
+{
+  if (name == NULL)
+    return COWSCOPE_ITEM_CUDA_OTHER;
+  if (strstr (name, "memcpy") != NULL)
+    return COWSCOPE_ITEM_CUDA_MEMCPY;
+  if (strstr (name, "memset") != NULL)
+    return COWSCOPE_ITEM_CUDA_MEMSET;
+  if (strstr (name, "kernel") != NULL)
+    return COWSCOPE_ITEM_CUDA_KERNEL;
+  return COWSCOPE_ITEM_CUDA_OTHER;
+}
+
+/* Does the whole load on @db: metadata, processes, lane index. */
+static gboolean
+load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
+      Progress *progress, GError **error)
+{
+  const char *path = self->path;
+  int rc;
+
+  /* meta */
+  {
+    g_autoptr (sqlite3_stmt) stmt =
+      cowscope_session_db_prepare (db, path, "SELECT key, value FROM meta", error);
+    if (stmt == NULL)
+      return FALSE;
+    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+      {
+        char *key = cowscope_session_db_column_text (stmt, 0);
+        char *value = cowscope_session_db_column_text (stmt, 1);
+        if (key != NULL && value != NULL)
+          g_hash_table_replace (self->meta, key, value);
+        else
+          {
+            g_free (key);
+            g_free (value);
+          }
+      }
+    if (rc != SQLITE_DONE)
+      {
+        cowscope_session_db_set_error (error, db, rc, path, "meta");
+        return FALSE;
+      }
+  }
+
+  if (!load_names (db, path, "SELECT id, name FROM ops", self->ops, error)
+      || !load_names (db, path, "SELECT id, name FROM event_types", self->event_types, error))
+    return FALSE;
+
+  /* processes */
+  {
+    g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+      db, path,
+      "SELECT pid, ppid, exe, cmdline, start_ns, end_ns, end_reason, exit_status,"
+      " exit_signal, gpu_status FROM processes ORDER BY pid",
+      error);
+    if (stmt == NULL)
+      return FALSE;
+    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+      {
+        CowscopeProcessInfo info = {
+          .pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0),
+          .ppid = (guint32) cowscope_session_db_column_int (stmt, 1, 0),
+          .exe = cowscope_session_db_column_text (stmt, 2),
+          .cmdline = cowscope_session_db_column_text (stmt, 3),
+          .start_ns = cowscope_session_db_column_int (stmt, 4, -1),
+          .end_ns = cowscope_session_db_column_int (stmt, 5, -1),
+          .end_reason = cowscope_session_db_column_text (stmt, 6),
+          .exit_status = cowscope_session_db_column_int (stmt, 7, -1),
+          .exit_signal = cowscope_session_db_column_int (stmt, 8, -1),
+          .gpu_status = cowscope_session_db_column_text (stmt, 9),
+        };
+        g_array_append_val (self->processes, info);
+      }
+    if (rc != SQLITE_DONE)
+      {
+        cowscope_session_db_set_error (error, db, rc, path, "processes");
+        return FALSE;
+      }
+  }
+
+  /* thread names */
+  {
+    g_autoptr (sqlite3_stmt) stmt =
+      cowscope_session_db_prepare (db, path, "SELECT pid, tid, name FROM threads", error);
+    if (stmt == NULL)
+      return FALSE;
+    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+      {
+        gint64 key = (cowscope_session_db_column_int (stmt, 0, 0) << 32)
+                     | (cowscope_session_db_column_int (stmt, 1, 0) & 0xffffffffll);
+        char *name = cowscope_session_db_column_text (stmt, 2);
+        if (name != NULL)
+          g_hash_table_replace (self->thread_names, g_memdup2 (&key, sizeof key), name);
+      }
+    if (rc != SQLITE_DONE)
+      {
+        cowscope_session_db_set_error (error, db, rc, path, "threads");
+        return FALSE;
+      }
+  }
+
+  /* bounds: min/max on rowid and (with the finalizer's index) on ts are
+   * O(log n). */
+  gint64 first_seq, last_seq, min_ts, max_ts, cuda_min, cuda_max;
+  if (!query_pair (db, path, "SELECT min(seq), max(seq) FROM events", &first_seq, &last_seq,
+                   0, error)
+      || !query_pair (db, path, "SELECT min(ts), max(ts) FROM events", &min_ts, &max_ts,
+                      G_MININT64, error)
+      || !query_pair (db, path, "SELECT min(start_ns), max(end_ns) FROM cuda_activity",
+                      &cuda_min, &cuda_max, G_MININT64, error))
+    return FALSE;
+  if (min_ts == G_MININT64)
+    min_ts = max_ts = cuda_min != G_MININT64 ? cuda_min : 0;
+  if (cuda_min != G_MININT64)
+    {
+      min_ts = MIN (min_ts, cuda_min);
+      max_ts = MAX (max_ts, cuda_max);
+    }
+  if (max_ts < min_ts)
+    max_ts = min_ts;
+  self->start_ns = min_ts;
+  self->end_ns = max_ts;
+  self->first_seq = first_seq;
+  self->last_seq = last_seq;
+
+  g_autoptr (GHashTable) lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                        lane_build_free);
+  Counters counters = { 0 };
+  counters.contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    counters.series[i] = cowscope_counter_series_new (min_ts, max_ts, COUNTER_BINS);
+
+  gboolean ok = FALSE;
+  sqlite3_stmt *scan = cowscope_session_db_prepare (
+    db, path, "SELECT seq, ts, pid, tid, type, aux, v0, v1, v2, v3 FROM events", error);
+  if (scan == NULL)
+    goto out;
+  {
+    double span = (double) MAX (last_seq - first_seq + 1, 1);
+    guint64 n = 0;
+    LaneBuild *last = NULL;
+    while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
+      {
+        gint64 seq = sqlite3_column_int64 (scan, 0);
+        gint64 ts = sqlite3_column_int64 (scan, 1);
+        guint32 pid = (guint32) sqlite3_column_int64 (scan, 2);
+        gint64 tid = sqlite3_column_int64 (scan, 3);
+        gint64 type = sqlite3_column_int64 (scan, 4);
+        gint64 aux = sqlite3_column_int64 (scan, 5);
+        gint64 v[4];
+        for (int k = 0; k < 4; k++)
+          v[k] = sqlite3_column_int64 (scan, 6 + k); /* NULL reads as 0 */
+        if (last == NULL || last->pid != pid || last->tid != tid)
+          last = lane_for (lanes, pid, tid, -1);
+        cowscope_lane_index_append (last->index, ts, seq, event_kind (type, aux),
+                                    event_bytes (type, v));
+        counters_apply (&counters, pid, ts, type, v);
+        if ((++n & 0xffff) == 0)
+          {
+            if (g_cancellable_set_error_if_cancelled (cancellable, error))
+              goto out;
+            progress_report (progress, 0.9 * (double) (seq - first_seq) / span);
+          }
+      }
+    if (rc != SQLITE_DONE)
+      {
+        cowscope_session_db_set_error (error, db, rc, path, "events");
+        goto out;
+      }
+    self->n_events = n;
+  }
+  g_clear_pointer (&scan, sqlite3_finalize);
+
+  /* Spans on thread lanes: materializations and user ranges. */
+  scan = cowscope_session_db_prepare (
+    db, path, "SELECT seq, pid, tid, begin_ts, end_ts, kind, nbytes FROM materializations",
+    error);
+  if (scan == NULL)
+    goto out;
+  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
+    {
+      gint64 begin = cowscope_session_db_column_int (scan, 3, G_MININT64);
+      if (begin == G_MININT64)
+        continue;
+      gint64 kind = cowscope_session_db_column_int (scan, 5, 0);
+      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
+                                   cowscope_session_db_column_int (scan, 2, 0), -1);
+      cowscope_lane_index_add_span (build->index, begin,
+                                    cowscope_session_db_column_int (scan, 4, begin),
+                                    sqlite3_column_int64 (scan, 0),
+                                    event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
+                                    (guint64) cowscope_session_db_column_int (scan, 6, 0));
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, "materializations");
+      goto out;
+    }
+  g_clear_pointer (&scan, sqlite3_finalize);
+
+  scan = cowscope_session_db_prepare (db, path,
+                                      "SELECT id, pid, tid, begin_ts, end_ts FROM ranges", error);
+  if (scan == NULL)
+    goto out;
+  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
+    {
+      gint64 begin = cowscope_session_db_column_int (scan, 3, G_MININT64);
+      if (begin == G_MININT64)
+        continue;
+      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
+                                   cowscope_session_db_column_int (scan, 2, 0), -1);
+      cowscope_lane_index_add_span (build->index, begin,
+                                    cowscope_session_db_column_int (scan, 4, max_ts),
+                                    sqlite3_column_int64 (scan, 0), COWSCOPE_ITEM_RANGE, 0);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, "ranges");
+      goto out;
+    }
+  g_clear_pointer (&scan, sqlite3_finalize);
+
+  /* CUDA streams. */
+  scan = cowscope_session_db_prepare (
+    db, path,
+    "SELECT a.id, a.pid, a.device_id, a.stream_id, a.start_ns, a.end_ns, a.bytes, k.name"
+    " FROM cuda_activity a LEFT JOIN cuda_kinds k ON k.id = a.kind",
+    error);
+  if (scan == NULL)
+    goto out;
+  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
+    {
+      gint64 start = cowscope_session_db_column_int (scan, 4, G_MININT64);
+      if (start == G_MININT64)
+        continue;
+      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
+                                   cowscope_session_db_column_int (scan, 3, 0),
+                                   MAX (cowscope_session_db_column_int (scan, 2, 0), 0));
+      guint8 kind = cuda_kind ((const char *) sqlite3_column_text (scan, 7));
+      gint64 id = sqlite3_column_int64 (scan, 0);
+      guint64 bytes = (guint64) cowscope_session_db_column_int (scan, 6, 0);
+      cowscope_lane_index_append (build->index, start, id, kind, bytes);
+      cowscope_lane_index_add_span (build->index, start,
+                                    cowscope_session_db_column_int (scan, 5, start), id, kind,
+                                    bytes);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, "cuda_activity");
+      goto out;
+    }
+  g_clear_pointer (&scan, sqlite3_finalize);
+
+  /* Lanes in order: threads, then CUDA streams, then counters. */
+  {
+    g_autoptr (GPtrArray) builds = g_ptr_array_new_with_free_func (lane_build_free);
+    GHashTableIter iter;
+    gpointer key, value;
+    g_hash_table_iter_init (&iter, lanes);
+    while (g_hash_table_iter_next (&iter, &key, &value))
+      {
+        g_ptr_array_add (builds, value);
+        g_hash_table_iter_steal (&iter);
+        g_free (key);
+      }
+    g_ptr_array_sort (builds, compare_lane_builds);
+    for (int pass = 0; pass < 2; pass++)
+      for (guint i = 0; i < builds->len; i++)
+        {
+          LaneBuild *build = g_ptr_array_index (builds, i);
+          gboolean cuda = build->device >= 0;
+          if (cuda != (pass == 1) || build->index == NULL)
+            continue;
+          cowscope_lane_index_finish (build->index);
+          g_autofree char *title = NULL;
+          if (cuda)
+            title = g_strdup_printf (_("CUDA stream %" G_GINT64_FORMAT " (device %"
+                                       G_GINT64_FORMAT ", process %u)"),
+                                     build->tid, build->device, build->pid);
+          else
+            {
+              const char *name = cowscope_session_document_thread_name (self, build->pid,
+                                                                        build->tid);
+              title = name ? g_strdup_printf (_("%s (thread %" G_GINT64_FORMAT ")"), name,
+                                              build->tid)
+                           : g_strdup_printf (_("Thread %" G_GINT64_FORMAT), build->tid);
+            }
+          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_events (
+            cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,
+            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index));
+          g_list_store_append (self->lanes, lane);
+        }
+  }
+  {
+    static const char *const titles[COWSCOPE_N_COUNTERS] = {
+      N_("Bytes allocated"), N_("Bytes shared lazily"), N_("Live storages"),
+    };
+    for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+      {
+        cowscope_counter_series_finish (counters.series[i]);
+        self->counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
+                                                                _(titles[i]),
+                                                                g_steal_pointer (&counters.series[i]));
+        g_list_store_append (self->lanes, self->counters[i]);
+      }
+  }
+  progress_report (progress, 1.0);
+  ok = TRUE;
+
+out:
+  g_clear_pointer (&scan, sqlite3_finalize);
+  g_hash_table_unref (counters.contexts);
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    cowscope_counter_series_free (counters.series[i]);
+  return ok;
+}
+
+/* Opens, validates and indexes @path; the calling thread does the work. */
+static CowscopeSessionDocument *
+load_with_progress (const char *path, GCancellable *cancellable, Progress *progress,
+                    GError **error)
+{
+  g_autoptr (CowscopeSessionDocument) self =
+    g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
+  self->path = g_strdup (path);
+  sqlite3 *db = cowscope_session_db_open (path, TRUE, NULL, error);
+  if (db == NULL)
+    return NULL;
+  if (!load (self, db, cancellable, progress, error))
+    {
+      sqlite3_close (db);
+      return NULL;
+    }
+  cowscope_session_document_release_db (self, db);
+  return g_steal_pointer (&self);
+}
+
+/* Loads synchronously in the calling thread. */
+CowscopeSessionDocument *
+cowscope_session_document_load (const char *path, GCancellable *cancellable, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  return load_with_progress (path, cancellable, NULL, error);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  (void) source;
+  Progress *progress = task_data;
+  GError *error = NULL;
+  const char *path = g_object_get_data (G_OBJECT (task), "cowscope-path");
+  CowscopeSessionDocument *doc = load_with_progress (path, cancellable, progress, &error);
+  if (doc == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, doc, g_object_unref);
+}
+
+/* Starts the load in a GTask thread. */
+void
+cowscope_session_document_load_async (const char *path, GCancellable *cancellable,
+                                      CowscopeLoadProgressFunc progress_func,
+                                      gpointer progress_data, GDestroyNotify progress_notify,
+                                      GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (path != NULL);
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, cowscope_session_document_load_async);
+  g_task_set_name (task, "[cowscope] load session");
+  Progress *progress = g_new0 (Progress, 1);
+  g_mutex_init (&progress->lock);
+  progress->refs = 1;
+  progress->context = g_main_context_ref_thread_default ();
+  progress->func = progress_func;
+  progress->data = progress_data;
+  progress->notify = progress_notify;
+  g_object_set_data_full (G_OBJECT (task), "cowscope-path", g_strdup (path), g_free);
+  g_task_set_task_data (task, progress, progress_unref);
+  g_task_run_in_thread (task, load_thread);
+}
+
+/* The document, or NULL with @error (as the worker reported it). */
+CowscopeSessionDocument *
+cowscope_session_document_load_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/* ---- accessors -------------------------------------------------------- */
+
+/* The session file's path. */
+const char *
+cowscope_session_document_get_path (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  return self->path;
+}
+
+/* Earliest event or CUDA record time. */
+gint64
+cowscope_session_document_get_start_ns (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->start_ns;
+}
+
+/* Latest event time or CUDA record end. */
+gint64
+cowscope_session_document_get_end_ns (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->end_ns;
+}
+
+/* Number of rows in `events`. */
+guint64
+cowscope_session_document_get_n_events (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->n_events;
+}
+
+/* Smallest events.seq (0 when there are no events). */
+gint64
+cowscope_session_document_get_first_seq (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->first_seq;
+}
+
+/* Largest events.seq (0 when there are no events). */
+gint64
+cowscope_session_document_get_last_seq (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->last_seq;
+}
+
+/* meta.@key as text, or NULL; valid as long as @self. */
+const char *
+cowscope_session_document_get_meta (CowscopeSessionDocument *self, const char *key)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  return g_hash_table_lookup (self->meta, key);
+}
+
+/* Number of processes. */
+guint
+cowscope_session_document_get_n_processes (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), 0);
+  return self->processes->len;
+}
+
+/* The process at @position (by pid), or NULL past the end. */
+const CowscopeProcessInfo *
+cowscope_session_document_get_process (CowscopeSessionDocument *self, guint position)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  if (position >= self->processes->len)
+    return NULL;
+  return &g_array_index (self->processes, CowscopeProcessInfo, position);
+}
+
+/* The lanes; owned by @self. */
+GListModel *
+cowscope_session_document_get_lanes (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  return G_LIST_MODEL (self->lanes);
+}
+
+/* A counter lane; owned by @self. */
+CowscopeTimelineLane *
+cowscope_session_document_get_counter_lane (CowscopeSessionDocument *self,
+                                            CowscopeCounterKind counter)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  g_return_val_if_fail (counter >= 0 && counter < COWSCOPE_N_COUNTERS, NULL);
+  return self->counters[counter];
+}
+
+/* One indexed seek: the last event at or before @t. */
+gint64
+cowscope_session_document_seq_at_time (CowscopeSessionDocument *self, gint64 t, GError **error)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), -1);
+  sqlite3 *db = cowscope_session_document_acquire_db (self, error);
+  if (db == NULL)
+    return -1;
+  gint64 seq = self->first_seq - 1;
+  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+    db, self->path, "SELECT seq FROM events WHERE ts <= ?1 ORDER BY ts DESC, seq DESC LIMIT 1",
+    error);
+  if (stmt != NULL)
+    {
+      sqlite3_bind_int64 (stmt, 1, t);
+      int rc = sqlite3_step (stmt);
+      if (rc == SQLITE_ROW)
+        seq = sqlite3_column_int64 (stmt, 0);
+      else if (rc != SQLITE_DONE)
+        {
+          cowscope_session_db_set_error (error, db, rc, self->path, "seq at time");
+          seq = -1;
+        }
+    }
+  else
+    seq = -1;
+  g_clear_pointer (&stmt, sqlite3_finalize);
+  cowscope_session_document_release_db (self, db);
+  return seq;
+}
+
+/* An op's name, or "op N". */
+const char *
+cowscope_session_document_op_name (CowscopeSessionDocument *self, gint64 op)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), "");
+  const char *name = g_hash_table_lookup (self->ops, &op);
+  return name ? name : "unknown";
+}
+
+/* An event type's name, or "unknown". */
+const char *
+cowscope_session_document_event_type_name (CowscopeSessionDocument *self, gint64 type)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), "");
+  const char *name = g_hash_table_lookup (self->event_types, &type);
+  return name ? name : "unknown";
+}
+
+/* A thread's recorded name, or NULL. */
+const char *
+cowscope_session_document_thread_name (CowscopeSessionDocument *self, guint32 pid, gint64 tid)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  gint64 key = ((gint64) pid << 32) | (tid & 0xffffffffll);
+  return g_hash_table_lookup (self->thread_names, &key);
+}

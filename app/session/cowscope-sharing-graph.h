@@ -1,0 +1,120 @@
+/* cowscope-sharing-graph.h — the storage sharing graph at one instant.
+ *
+ * The graph after event seq S (the instant t maps to the last event at or
+ * before t: cowscope_session_document_seq_at_time()) holds every live
+ * allocation, CoW context, storage and tensor of every process, with
+ * edges
+ *   VIEW_OF           tensor -> its storage, and tensor -> its base tensor
+ *                     when both share that storage;
+ *   LAZY_COPY_OF      storage -> the context whose bytes it shares, and
+ *                     storage -> its lazy-clone source while both share it;
+ *   MATERIALIZED_FROM storage -> the context it left by materializing
+ *                     (while that context lives), and -> its source storage;
+ *   OWNS              context -> allocation, storage -> allocation (when
+ *                     the storage owns its bytes).
+ * It is rebuilt from the nearest checkpoint at or before S plus the events
+ * after it, never by replaying from the start.  Nodes and edges are plain
+ * structs: a graph of 100,000 objects is a few arrays.
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "cowscope-session-document.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  COWSCOPE_NODE_ALLOCATION,
+  COWSCOPE_NODE_CONTEXT,
+  COWSCOPE_NODE_STORAGE,
+  COWSCOPE_NODE_TENSOR,
+  COWSCOPE_N_NODE_KINDS
+} CowscopeNodeKind;
+
+typedef enum {
+  COWSCOPE_NODE_STATE_OWNED,        /* owns its bytes, never shared */
+  COWSCOPE_NODE_STATE_SHARED,       /* shares bytes through a CoW context */
+  COWSCOPE_NODE_STATE_MATERIALIZED, /* was a lazy copy, now owns its bytes */
+} CowscopeNodeState;
+
+typedef enum {
+  COWSCOPE_EDGE_VIEW_OF,
+  COWSCOPE_EDGE_LAZY_COPY_OF,
+  COWSCOPE_EDGE_MATERIALIZED_FROM,
+  COWSCOPE_EDGE_OWNS,
+  COWSCOPE_N_EDGE_KINDS
+} CowscopeEdgeKind;
+
+typedef struct {
+  guint32 pid;
+  guint8 kind;        /* CowscopeNodeKind */
+  guint8 state;       /* CowscopeNodeState; a tensor has its storage's */
+  guint8 freed_soon;  /* freed within the horizon given to the build */
+  guint8 alloc_kind;  /* allocations: 0 CPU, 1 CUDA, 2 foreign */
+  guint64 id;
+  guint64 nbytes;     /* tensors: numel x itemsize when known, else numel */
+  gint64 free_ts;     /* -1: never freed */
+  /* Links by id within the same process (0: none). */
+  guint64 allocation_id; /* storage: current; context: the shared one */
+  guint64 context_id;    /* storage: the context it shares now */
+  guint64 left_context_id; /* storage: the context it materialized from */
+  guint64 storage_id;    /* tensor: its storage; context: first storage */
+  guint64 source_id;     /* storage: lazy-clone source; tensor: base tensor */
+  gint64 numel;          /* tensors */
+  guint32 dtype, ndim;   /* tensors */
+  guint32 refcount;      /* contexts: storages sharing it now */
+  gint64 device;         /* allocations */
+  const char *label;     /* tensor name (or NULL), owned by the graph */
+} CowscopeGraphNode;
+
+typedef struct {
+  guint32 from;  /* node index */
+  guint32 to;    /* node index */
+  guint8 kind;   /* CowscopeEdgeKind */
+} CowscopeGraphEdge;
+
+#define COWSCOPE_TYPE_SHARING_GRAPH (cowscope_sharing_graph_get_type ())
+G_DECLARE_FINAL_TYPE (CowscopeSharingGraph, cowscope_sharing_graph, COWSCOPE,
+                      SHARING_GRAPH, GObject)
+
+/* Builds the graph after event @seq in the calling thread (any thread).
+ * Objects freed within @freed_soon_ns after the instant are marked
+ * freed_soon.  NULL with @error on a read failure or cancellation. */
+CowscopeSharingGraph *cowscope_sharing_graph_build (CowscopeSessionDocument *document,
+                                                    gint64 seq, gint64 freed_soon_ns,
+                                                    GCancellable *cancellable,
+                                                    GError **error);
+
+/* The same at instant @t, in a GTask thread; the callback runs in the
+ * caller's thread-default main context. */
+void cowscope_sharing_graph_build_at_time_async (CowscopeSessionDocument *document,
+                                                 gint64 t, gint64 freed_soon_ns,
+                                                 GCancellable *cancellable,
+                                                 GAsyncReadyCallback callback,
+                                                 gpointer user_data);
+CowscopeSharingGraph *cowscope_sharing_graph_build_finish (GAsyncResult *result,
+                                                           GError **error);
+
+gint64 cowscope_sharing_graph_get_seq (CowscopeSharingGraph *self);
+/* The time of event seq (the instant shown). */
+gint64 cowscope_sharing_graph_get_time (CowscopeSharingGraph *self);
+/* The checkpoint the build started from (-1: none) and how many events
+ * were replayed after it. */
+gint64 cowscope_sharing_graph_get_checkpoint_seq (CowscopeSharingGraph *self);
+guint64 cowscope_sharing_graph_get_n_replayed (CowscopeSharingGraph *self);
+
+guint cowscope_sharing_graph_get_n_nodes (CowscopeSharingGraph *self);
+const CowscopeGraphNode *cowscope_sharing_graph_get_node (CowscopeSharingGraph *self,
+                                                          guint index);
+guint cowscope_sharing_graph_get_n_edges (CowscopeSharingGraph *self);
+const CowscopeGraphEdge *cowscope_sharing_graph_get_edge (CowscopeSharingGraph *self,
+                                                          guint index);
+/* Node counts per kind. */
+guint cowscope_sharing_graph_count_nodes (CowscopeSharingGraph *self, CowscopeNodeKind kind);
+
+/* The index of node (@kind, @pid, @id), or -1. */
+gint cowscope_sharing_graph_lookup (CowscopeSharingGraph *self, CowscopeNodeKind kind,
+                                    guint32 pid, guint64 id);
+
+G_END_DECLS

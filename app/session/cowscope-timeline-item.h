@@ -1,0 +1,35 @@
+/* cowscope-timeline-item.h — what a timeline query returns per lane: plain
+ * structs, so a window of thousands of items costs no allocations each. */
+#pragma once
+
+#include <glib.h>
+
+#include "cowscope-session-types.h"
+
+G_BEGIN_DECLS
+
+/* One thing to draw.  A single event (count 1) carries its own time (and
+ * end, for a span) and its id (events.seq, or cuda_activity.id on a CUDA
+ * lane); a bucket (count > 1, id -1) stands for every item whose start
+ * falls in pixel @pixel, and its [start_ns, end_ns) is that pixel. */
+typedef struct {
+  gint64 start_ns;
+  gint64 end_ns;
+  gint64 id;
+  guint64 bytes;   /* total bytes of the items (copies, allocations, ...) */
+  guint32 count;
+  guint16 kind;    /* CowscopeItemKind; for a bucket, the most frequent */
+  guint16 pixel;   /* x of the pixel the item starts in, 0..width-1 */
+} CowscopeTimelineItem;
+
+/* A counter track's value over one pixel (steps between samples). */
+typedef struct {
+  gint64 start_ns;
+  gint64 end_ns;
+  double min;
+  double max;
+  double last;     /* value at the end of the pixel */
+  guint16 pixel;
+} CowscopeCounterSample;
+
+G_END_DECLS

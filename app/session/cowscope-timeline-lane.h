@@ -1,0 +1,39 @@
+/* cowscope-timeline-lane.h — one row of the copy timeline: a thread, a
+ * CUDA stream or a counter track.  Lanes are immutable once the document
+ * has loaded; queries are thread-safe and touch no database. */
+#pragma once
+
+#include <glib-object.h>
+
+#include "cowscope-session-types.h"
+#include "cowscope-timeline-window.h"
+
+G_BEGIN_DECLS
+
+#define COWSCOPE_TYPE_TIMELINE_LANE (cowscope_timeline_lane_get_type ())
+G_DECLARE_FINAL_TYPE (CowscopeTimelineLane, cowscope_timeline_lane, COWSCOPE,
+                      TIMELINE_LANE, GObject)
+
+CowscopeLaneKind cowscope_timeline_lane_get_kind (CowscopeTimelineLane *self);
+/* A translated title: "python (1234)", "CUDA stream 7 (device 0)", ... */
+const char *cowscope_timeline_lane_get_title (CowscopeTimelineLane *self);
+guint32 cowscope_timeline_lane_get_pid (CowscopeTimelineLane *self);
+/* Thread lanes: the tid; CUDA lanes: the stream id; counters: 0. */
+gint64 cowscope_timeline_lane_get_tid (CowscopeTimelineLane *self);
+/* CUDA lanes: the device; others -1. */
+gint64 cowscope_timeline_lane_get_device (CowscopeTimelineLane *self);
+CowscopeCounterKind cowscope_timeline_lane_get_counter (CowscopeTimelineLane *self);
+/* Events (or CUDA records) the lane holds; 0 for counters. */
+guint64 cowscope_timeline_lane_get_n_events (CowscopeTimelineLane *self);
+
+/* What to draw for [@t0, @t1) at @width pixels (see CowscopeTimelineWindow):
+ * everything under one pixel merged into one bucket per pixel.  O(pixels
+ * x log events), from the in-memory index; safe from any thread. */
+CowscopeTimelineWindow *cowscope_timeline_lane_query (CowscopeTimelineLane *self,
+                                                      gint64 t0, gint64 t1,
+                                                      guint width);
+
+/* Number of events (CUDA records) that start in [@t0, @t1). */
+guint64 cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1);
+
+G_END_DECLS

@@ -1,0 +1,201 @@
+/* bench-session.c — the session model on a generated session of ten
+ * million events (issue 4's benchmark):
+ *   open -> first frame data (load + lanes + every lane queried at 1500 px),
+ *   timeline window queries while zooming/panning (100 random windows),
+ *   graph rebuild at random instants with ~100,000 live objects,
+ * each beside a baseline measured in the same run (a bare SQL count over
+ * the same index range).  The session is generated once into the build
+ * folder (COWSCOPE_BENCH_SESSION) and reused. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cowscope-session-document.h"
+#include "cowscope-sharing-graph.h"
+#include "session-fixture.h"
+
+static double
+now_ms (void)
+{
+  return (double) g_get_monotonic_time () / 1000.0;
+}
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *v, guint n)
+{
+  qsort (v, n, sizeof *v, compare_doubles);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double
+percentile (double *v, guint n, double p)
+{
+  qsort (v, n, sizeof *v, compare_doubles);
+  return v[MIN (n - 1, (guint) ceil (p * n) - 1)];
+}
+
+int
+main (void)
+{
+  const char *path = g_getenv ("COWSCOPE_BENCH_SESSION");
+  g_autofree char *fallback = g_build_filename (g_get_tmp_dir (), "cowscope-bench-10m.cowscope", NULL);
+  if (path == NULL)
+    path = fallback;
+  guint64 n_events = 10000000;
+  const char *n_env = g_getenv ("COWSCOPE_BENCH_EVENTS");
+  if (n_env != NULL)
+    n_events = g_ascii_strtoull (n_env, NULL, 10);
+  g_autoptr (GError) error = NULL;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      SessionFixtureOptions o = {
+        .n_events = n_events, .n_processes = 2, .n_threads = 4, .target_live = 100000,
+        .checkpoint_interval = 131072, .finalized = TRUE, .seed = 1,
+      };
+      g_autofree char *tmp = g_strconcat (path, ".part", NULL);
+      double t = now_ms ();
+      if (!session_fixture_generate (tmp, &o, NULL, &error) || g_rename (tmp, path) != 0)
+        {
+          fprintf (stderr, "cannot generate %s: %s\n", path, error ? error->message : "rename");
+          return 1;
+        }
+      printf ("generated %s: %" G_GUINT64_FORMAT " events in %.1f s\n", path, n_events,
+              (now_ms () - t) / 1000);
+    }
+  else
+    printf ("reusing %s\n", path);
+
+  /* ---- open to first frame ---- */
+  double t0 = now_ms ();
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
+  if (doc == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 1;
+    }
+  double t_loaded = now_ms ();
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint n_lanes = g_list_model_get_n_items (lanes);
+  guint64 items = 0;
+  for (guint i = 0; i < n_lanes; i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (lane, start, end, 1500);
+      guint n;
+      cowscope_timeline_window_get_items (w, &n);
+      items += n;
+    }
+  double t_first = now_ms ();
+
+  sqlite3 *db = NULL;
+  sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL);
+  sqlite3_stmt *count = NULL;
+  sqlite3_prepare_v2 (db, "SELECT count(*) FROM events WHERE ts >= ?1 AND ts < ?2", -1, &count, NULL);
+  double b0 = now_ms ();
+  sqlite3_bind_int64 (count, 1, start);
+  sqlite3_bind_int64 (count, 2, end);
+  sqlite3_step (count);
+  gint64 total = sqlite3_column_int64 (count, 0);
+  sqlite3_reset (count);
+  double b_open = now_ms () - b0;
+
+  printf ("\n%-52s %12s %14s\n", "measure", "model", "baseline");
+  printf ("%-52s %9.1f ms %11.1f ms   (SQL count(*) of all %" G_GINT64_FORMAT " events by ts index)\n",
+          "open -> first frame data (load+lanes+1500px query)", t_first - t0, b_open, total);
+  printf ("%-52s %9.1f ms\n", "  of which: load and index", t_loaded - t0);
+  printf ("%-52s %9.1f ms   (%u lanes, %" G_GUINT64_FORMAT " items)\n", "  of which: first window, all lanes",
+          t_first - t_loaded, n_lanes, items);
+
+  /* ---- zoom/pan: 100 random windows, every lane ---- */
+  g_autoptr (GRand) rand = g_rand_new_with_seed (3);
+  double frame[100], lane_q[100], base[100];
+  for (int k = 0; k < 100; k++)
+    {
+      double zoom = pow (10, -g_rand_double_range (rand, 0, 4)); /* 1 .. 1e-4 of the session */
+      gint64 width = MAX ((gint64) ((double) (end - start) * zoom), 1500);
+      gint64 a = start + (gint64) (g_rand_double (rand) * (double) MAX (end - start - width, 1));
+      gint64 b = a + width;
+      double f0 = now_ms ();
+      double slowest = 0;
+      for (guint i = 0; i < n_lanes; i++)
+        {
+          g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+          double l0 = now_ms ();
+          g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (lane, a, b, 1500);
+          slowest = MAX (slowest, now_ms () - l0);
+        }
+      frame[k] = now_ms () - f0;
+      lane_q[k] = slowest;
+      double c0 = now_ms ();
+      sqlite3_bind_int64 (count, 1, a);
+      sqlite3_bind_int64 (count, 2, b);
+      sqlite3_step (count);
+      sqlite3_reset (count);
+      base[k] = now_ms () - c0;
+    }
+  printf ("%-52s %9.2f ms %11.2f ms   (SQL count(*) over the window, ts index)\n",
+          "timeline window, all lanes, median of 100", median (frame, 100), median (base, 100));
+  printf ("%-52s %9.2f ms %11.2f ms\n", "timeline window, all lanes, p95", percentile (frame, 100, 0.95),
+          percentile (base, 100, 0.95));
+  printf ("%-52s %9.2f ms   (target <= 8 ms)\n", "slowest single lane, median", median (lane_q, 100));
+
+  /* ---- graph rebuild at random instants ---- */
+  sqlite3_stmt *cp = NULL;
+  sqlite3_prepare_v2 (db,
+                      "SELECT count(*) FROM checkpoint_objects WHERE checkpoint_id ="
+                      " (SELECT id FROM checkpoints WHERE seq <= ?1 ORDER BY seq DESC LIMIT 1)",
+                      -1, &cp, NULL);
+  gint64 last_seq = cowscope_session_document_get_last_seq (doc);
+  enum { N_GRAPHS = 20 };
+  double build[N_GRAPHS], cpbase[N_GRAPHS], scrub[N_GRAPHS];
+  guint64 nodes = 0, replayed = 0;
+  for (int k = 0; k < N_GRAPHS; k++)
+    {
+      gint64 seq = 1 + (gint64) (g_rand_double (rand) * (double) (last_seq - 1));
+      double g0 = now_ms ();
+      g_autoptr (CowscopeSharingGraph) graph = cowscope_sharing_graph_build (doc, seq, 1000000, NULL, &error);
+      build[k] = now_ms () - g0;
+      if (graph == NULL)
+        {
+          fprintf (stderr, "%s\n", error->message);
+          return 1;
+        }
+      nodes += cowscope_sharing_graph_get_n_nodes (graph);
+      replayed += cowscope_sharing_graph_get_n_replayed (graph);
+      /* Scrubbing: the cursor moves a little (same checkpoint, warm cache). */
+      double s0 = now_ms ();
+      g_autoptr (CowscopeSharingGraph) next = cowscope_sharing_graph_build (doc, MIN (seq + 500, last_seq),
+                                                                           1000000, NULL, NULL);
+      scrub[k] = now_ms () - s0;
+      double c0 = now_ms ();
+      sqlite3_bind_int64 (cp, 1, seq);
+      sqlite3_step (cp);
+      sqlite3_reset (cp);
+      cpbase[k] = now_ms () - c0;
+    }
+  printf ("%-52s %9.1f ms %11.1f ms   (SQL count(*) of the checkpoint's objects)\n",
+          "graph rebuild at a random instant, median of 20", median (build, N_GRAPHS),
+          median (cpbase, N_GRAPHS));
+  printf ("%-52s %9.1f ms\n", "graph rebuild, p95", percentile (build, N_GRAPHS, 0.95));
+  printf ("%-52s %9.1f ms\n", "graph rebuild 500 events later (scrubbing)", median (scrub, N_GRAPHS));
+  printf ("%-52s %9" G_GUINT64_FORMAT "   (target <= 50 ms at 100,000)\n", "  live objects per graph (mean)",
+          nodes / N_GRAPHS);
+  printf ("%-52s %9" G_GUINT64_FORMAT "\n", "  events replayed after the checkpoint (mean)",
+          replayed / N_GRAPHS);
+  sqlite3_finalize (cp);
+  sqlite3_finalize (count);
+  sqlite3_close (db);
+  return 0;
+}

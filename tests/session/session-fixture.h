@@ -1,0 +1,54 @@
+/* session-fixture.h — generates synthetic but consistent session
+ * databases for the session-model tests and benchmark.
+ *
+ * The generator executes data/session-schema.sql (path from the
+ * COWSCOPE_SESSION_SCHEMA environment variable) and simulates the engine:
+ * tensors, views, lazy clones (CONTEXT_NEW, STORAGE_NEW sharing a context,
+ * LAZY_CLONE), materializations (copy or steal, with CONTEXT_UNREF, the
+ * fresh allocation and a CUDA memcpy for device storages), frees, simulate
+ * violations and user ranges, in several processes and threads, emitting
+ * the same event sequences the engine does.  It fills the derived tables,
+ * checkpoints every `checkpoint_interval` events and the indexes the
+ * session model relies on, in one transaction with synchronous=OFF. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint64 n_events;          /* at least this many events */
+  guint n_processes;         /* 1..4 */
+  guint n_threads;           /* per process */
+  guint target_live;         /* live objects kept in steady state */
+  guint checkpoint_interval; /* events between checkpoints (0: none) */
+  gboolean finalized;        /* meta.finalized */
+  guint32 seed;
+} SessionFixtureOptions;
+
+typedef struct {
+  gint64 start_ns, end_ns;
+  guint64 n_events;
+  guint n_thread_lanes;
+  guint n_cuda_lanes;
+  guint64 n_checkpoints;
+  /* A copy of a CUDA storage, for "explain a copy". */
+  gint64 copy_seq;           /* materializations.seq */
+  gint64 copy_lazy_clone_seq;
+  guint64 copy_nbytes;
+  gint64 copy_cuda_id;
+  guint64 copy_storage_id;
+  /* A steal and a violation. */
+  gint64 steal_seq;
+  gint64 violation_seq;
+} SessionFixtureInfo;
+
+/* Default options for a small session (a few thousand events). */
+void session_fixture_options_small (SessionFixtureOptions *options);
+
+/* Writes a new session at @path (replacing any file).  FALSE with @error
+ * on failure. */
+gboolean session_fixture_generate (const char *path, const SessionFixtureOptions *options,
+                                   SessionFixtureInfo *info, GError **error);
+
+G_END_DECLS

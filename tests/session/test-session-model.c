@@ -1,0 +1,793 @@
+/* test-session-model.c — the session model without a display: opening
+ * and refusing files, time bounds and lanes, timeline aggregation, the
+ * sharing graph against a brute-force replay, copy explanations, list
+ * models, and asynchronous work reporting through the main context. */
+#include <glib/gstdio.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#include "cowscope-copy-explanation.h"
+#include "cowscope-event-item.h"
+#include "cowscope-event-list.h"
+#include "cowscope-object-list.h"
+#include "cowscope-session-document.h"
+#include "cowscope-session-model-error.h"
+#include "cowscope-sharing-graph.h"
+#include "cowscope-stack-frame.h"
+#include "cowscope-warning-list.h"
+#include "session-fixture.h"
+
+static char *fixture_path;
+static SessionFixtureInfo fixture_info;
+static CowscopeSessionDocument *fixture_doc;
+
+/* A path in the test's scratch folder. */
+static char *
+scratch (const char *name)
+{
+  const char *dir = g_getenv ("COWSCOPE_TEST_TMPDIR");
+  g_autofree char *base = g_strdup_printf ("test-session-%d-%s", (int) getpid (), name);
+  return g_build_filename (dir ? dir : g_get_tmp_dir (), base, NULL);
+}
+
+/* One integer from @sql on the fixture, through a separate connection. */
+static gint64
+sql_int (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  gint64 value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
+/* ---- opening ---------------------------------------------------------- */
+
+static void
+test_bounds_and_lanes (void)
+{
+  CowscopeSessionDocument *doc = fixture_doc;
+  g_assert_cmpint (cowscope_session_document_get_start_ns (doc), ==, fixture_info.start_ns);
+  g_assert_cmpint (cowscope_session_document_get_end_ns (doc), ==, fixture_info.end_ns);
+  g_assert_cmpuint (cowscope_session_document_get_n_events (doc), ==, fixture_info.n_events);
+  g_assert_cmpint (cowscope_session_document_get_first_seq (doc), ==, 1);
+  g_assert_cmpint (cowscope_session_document_get_last_seq (doc), ==, (gint64) fixture_info.n_events);
+  g_assert_cmpuint (cowscope_session_document_get_n_processes (doc), ==, 2);
+  g_assert_cmpuint (cowscope_session_document_get_process (doc, 0)->pid, ==, 1000);
+  g_assert_cmpstr (cowscope_session_document_get_meta (doc, "format"), ==, "cowscope-session");
+
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint threads = 0, cuda = 0, counters = 0;
+  guint64 events = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      switch (cowscope_timeline_lane_get_kind (lane))
+        {
+        case COWSCOPE_LANE_THREAD:
+          g_assert_cmpuint (cuda + counters, ==, 0); /* threads come first */
+          threads++;
+          events += cowscope_timeline_lane_get_n_events (lane);
+          {
+            g_autofree char *sql = g_strdup_printf (
+              "SELECT count(*) FROM events WHERE pid = %u AND tid = %" G_GINT64_FORMAT,
+              cowscope_timeline_lane_get_pid (lane), cowscope_timeline_lane_get_tid (lane));
+            g_assert_cmpint (cowscope_timeline_lane_get_n_events (lane), ==,
+                             sql_int (fixture_path, sql));
+          }
+          g_assert_nonnull (strstr (cowscope_timeline_lane_get_title (lane), "worker-"));
+          break;
+        case COWSCOPE_LANE_CUDA_STREAM:
+          g_assert_cmpuint (counters, ==, 0);
+          cuda++;
+          break;
+        case COWSCOPE_LANE_COUNTER:
+          counters++;
+          break;
+        }
+    }
+  g_assert_cmpuint (threads, ==, fixture_info.n_thread_lanes);
+  g_assert_cmpuint (cuda, ==, fixture_info.n_cuda_lanes);
+  g_assert_cmpuint (counters, ==, COWSCOPE_N_COUNTERS);
+  g_assert_cmpuint (events, ==, fixture_info.n_events);
+}
+
+typedef struct {
+  GMainLoop *loop;
+  GThread *main_thread;
+  guint progress_calls;
+  double last_fraction;
+  gboolean progress_off_thread;
+  CowscopeSessionDocument *doc;
+  GError *error;
+  CowscopeSharingGraph *graph;
+  CowscopeCopyExplanation *explanation;
+} AsyncState;
+
+static void
+on_progress (double fraction, gpointer data)
+{
+  AsyncState *st = data;
+  if (g_thread_self () != st->main_thread)
+    st->progress_off_thread = TRUE;
+  g_assert_cmpfloat (fraction, >=, st->last_fraction);
+  st->last_fraction = fraction;
+  st->progress_calls++;
+}
+
+static void
+on_loaded (GObject *source, GAsyncResult *result, gpointer data)
+{
+  (void) source;
+  AsyncState *st = data;
+  g_assert_true (g_thread_self () == st->main_thread);
+  st->doc = cowscope_session_document_load_finish (result, &st->error);
+  g_main_loop_quit (st->loop);
+}
+
+static void
+test_load_async (void)
+{
+  AsyncState st = { .main_thread = g_thread_self () };
+  st.loop = g_main_loop_new (NULL, FALSE);
+  cowscope_session_document_load_async (fixture_path, NULL, on_progress, &st, NULL, on_loaded,
+                                        &st);
+  g_main_loop_run (st.loop);
+  g_assert_no_error (st.error);
+  g_assert_nonnull (st.doc);
+  /* Progress is coalesced; the last report may land after the result. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (st.progress_off_thread);
+  g_assert_cmpuint (st.progress_calls, >=, 1);
+  g_assert_cmpfloat (st.last_fraction, ==, 1.0);
+  g_assert_cmpuint (cowscope_session_document_get_n_events (st.doc), ==, fixture_info.n_events);
+  g_object_unref (st.doc);
+  g_main_loop_unref (st.loop);
+}
+
+/* Expects @path to be refused with @code, synchronously and async. */
+static void
+expect_refused (const char *path, int code, const char *fragment)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
+  g_assert_null (doc);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, code);
+  g_assert_nonnull (strstr (error->message, fragment));
+
+  AsyncState st = { .main_thread = g_thread_self () };
+  st.loop = g_main_loop_new (NULL, FALSE);
+  cowscope_session_document_load_async (path, NULL, NULL, NULL, NULL, on_loaded, &st);
+  g_main_loop_run (st.loop);
+  g_assert_null (st.doc);
+  g_assert_error (st.error, COWSCOPE_SESSION_MODEL_ERROR, code);
+  g_clear_error (&st.error);
+  g_main_loop_unref (st.loop);
+}
+
+static void
+exec_on (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+}
+
+static void
+test_bad_files (void)
+{
+  g_autofree char *missing = scratch ("missing.cowscope");
+  expect_refused (missing, COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND, "missing.cowscope");
+
+  g_autofree char *text = scratch ("text.cowscope");
+  g_assert_true (g_file_set_contents (text, "hello, not a database\n", -1, NULL));
+  expect_refused (text, COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE, "not an SQLite database");
+
+  g_autofree char *empty = scratch ("empty.cowscope");
+  g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  expect_refused (empty, COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE, "not an SQLite database");
+
+  g_autofree char *other = scratch ("other.sqlite");
+  g_unlink (other);
+  exec_on (other, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');");
+  expect_refused (other, COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION, "not a Cowscope session");
+
+  /* Truncated: the first half of a real session. */
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (fixture_path, &contents, &length, NULL));
+  g_autofree char *truncated = scratch ("truncated.cowscope");
+  g_assert_true (g_file_set_contents (truncated, contents, (gssize) (length / 2), NULL));
+  expect_refused (truncated, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, "damaged");
+
+  /* Newer schema. */
+  g_autofree char *newer = scratch ("newer.cowscope");
+  g_assert_true (g_file_set_contents (newer, contents, (gssize) length, NULL));
+  exec_on (newer, "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+  expect_refused (newer, COWSCOPE_SESSION_MODEL_ERROR_NEWER, "schema version 2");
+
+  /* A missing table. */
+  g_autofree char *broken = scratch ("broken.cowscope");
+  g_assert_true (g_file_set_contents (broken, contents, (gssize) length, NULL));
+  exec_on (broken, "DROP TABLE checkpoints;");
+  expect_refused (broken, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, "checkpoints");
+
+  /* Not finalized. */
+  g_autofree char *unfinished = scratch ("unfinished.cowscope");
+  g_assert_true (g_file_set_contents (unfinished, contents, (gssize) length, NULL));
+  exec_on (unfinished, "UPDATE meta SET value = 0 WHERE key = 'finalized';");
+  expect_refused (unfinished, COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED, "finalize");
+
+  /* Garbage pages after a valid header: damaged, never a crash. */
+  g_autofree char *garbled = scratch ("garbled.cowscope");
+  for (gsize i = 4096; i < length; i += 7)
+    contents[i] = (char) (contents[i] ^ 0x5a);
+  g_assert_true (g_file_set_contents (garbled, contents, (gssize) length, NULL));
+  {
+    g_autoptr (GError) error = NULL;
+    g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (garbled, NULL, &error);
+    g_assert_null (doc);
+    g_assert_true (error->domain == COWSCOPE_SESSION_MODEL_ERROR);
+    g_assert_true (error->code == COWSCOPE_SESSION_MODEL_ERROR_DAMAGED
+                   || error->code == COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION);
+  }
+
+  const char *files[] = { missing, text, empty, other, truncated, newer, broken, unfinished, garbled };
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    g_unlink (files[i]);
+}
+
+/* ---- timeline --------------------------------------------------------- */
+
+static void
+check_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
+{
+  g_autoptr (CowscopeTimelineWindow) window = cowscope_timeline_lane_query (lane, t0, t1, width);
+  guint n = 0;
+  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (window, &n);
+  guint64 total = 0;
+  gint64 max_px = (t1 - t0 + width - 1) / width;
+  gint last_pixel = -1;
+  for (guint i = 0; i < n; i++)
+    {
+      const CowscopeTimelineItem *it = &items[i];
+      g_assert_cmpuint (it->count, >=, 1);
+      g_assert_cmpint ((gint) it->pixel, >, last_pixel); /* one item per pixel, in order */
+      last_pixel = it->pixel;
+      g_assert_cmpint (it->start_ns, >=, t0);
+      g_assert_cmpint (it->start_ns, <, t1);
+      if (it->count > 1)
+        {
+          g_assert_cmpint (it->id, ==, -1);
+          g_assert_cmpint (it->end_ns - it->start_ns, <=, max_px);
+          g_assert_cmpint (it->end_ns, <=, t1);
+        }
+      else
+        g_assert_cmpint (it->id, >, 0);
+      total += it->count;
+    }
+  g_assert_cmpuint (total, ==, cowscope_timeline_lane_count (lane, t0, t1));
+  g_assert_cmpuint (total, ==, cowscope_timeline_window_get_total_count (window));
+  if (cowscope_timeline_lane_get_kind (lane) == COWSCOPE_LANE_THREAD)
+    {
+      g_autofree char *sql = g_strdup_printf (
+        "SELECT count(*) FROM events WHERE pid = %u AND tid = %" G_GINT64_FORMAT
+        " AND ts >= %" G_GINT64_FORMAT " AND ts < %" G_GINT64_FORMAT,
+        cowscope_timeline_lane_get_pid (lane), cowscope_timeline_lane_get_tid (lane), t0, t1);
+      g_assert_cmpint ((gint64) total, ==, sql_int (fixture_path, sql));
+    }
+  /* Spans are at least a pixel wide and overlap the window. */
+  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (window, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpfloat ((double) (spans[i].end_ns - spans[i].start_ns), >=,
+                         (double) (t1 - t0) / width);
+      g_assert_cmpint (spans[i].start_ns, <, t1);
+      g_assert_cmpint (spans[i].end_ns, >, t0);
+    }
+}
+
+static void
+test_timeline_aggregation (void)
+{
+  CowscopeSessionDocument *doc = fixture_doc;
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (7);
+  guint merged = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      if (cowscope_timeline_lane_get_kind (lane) == COWSCOPE_LANE_COUNTER)
+        continue;
+      check_window (lane, start, end, 1500);
+      check_window (lane, start, end, 7);
+      check_window (lane, start, end, 1);
+      for (int k = 0; k < 20; k++)
+        {
+          gint64 a = start + (gint64) (g_rand_double (rand) * (double) (end - start));
+          gint64 b = a + 1 + (gint64) (g_rand_double (rand) * (double) (end - a));
+          check_window (lane, a, b, (guint) g_rand_int_range (rand, 1, 2000));
+        }
+      g_autoptr (CowscopeTimelineWindow) all = cowscope_timeline_lane_query (lane, start, end, 10);
+      guint n;
+      const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (all, &n);
+      for (guint k = 0; k < n; k++)
+        merged += items[k].count > 1;
+      g_assert_cmpuint (n, <=, 10);
+    }
+  g_assert_cmpuint (merged, >, 0); /* items under a pixel were merged */
+
+  /* Counters: one sample per pixel; at the end, the live storages equal
+   * the storages never freed. */
+  CowscopeTimelineLane *live = cowscope_session_document_get_counter_lane (doc,
+                                                                           COWSCOPE_COUNTER_LIVE_STORAGES);
+  g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (live, start, end, 300);
+  guint n;
+  const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (w, &n);
+  g_assert_cmpuint (n, ==, 300);
+  g_assert_cmpfloat (samples[n - 1].last, ==,
+                     (double) sql_int (fixture_path,
+                                       "SELECT count(*) FROM storages WHERE free_ts IS NULL"));
+  CowscopeTimelineLane *bytes = cowscope_session_document_get_counter_lane (doc,
+                                                                            COWSCOPE_COUNTER_BYTES_ALLOCATED);
+  g_autoptr (CowscopeTimelineWindow) wb = cowscope_timeline_lane_query (bytes, start, end, 50);
+  samples = cowscope_timeline_window_get_samples (wb, &n);
+  g_assert_cmpfloat (samples[n - 1].last, ==,
+                     (double) sql_int (fixture_path, "SELECT sum(nbytes) FROM allocations"
+                                                     " WHERE free_ts IS NULL"));
+  CowscopeTimelineLane *shared = cowscope_session_document_get_counter_lane (doc,
+                                                                             COWSCOPE_COUNTER_BYTES_SHARED);
+  g_autoptr (CowscopeTimelineWindow) ws = cowscope_timeline_lane_query (shared, start, end, 50);
+  samples = cowscope_timeline_window_get_samples (ws, &n);
+  double max_shared = 0;
+  for (guint k = 0; k < n; k++)
+    max_shared = MAX (max_shared, samples[k].max);
+  g_assert_cmpfloat (max_shared, >, 0);
+}
+
+/* ---- sharing graph vs. brute-force replay ----------------------------- */
+
+typedef struct {
+  gint64 alloc, ctx, left, src, storage, base, kind;
+} Obj;
+
+/* An independent replay of events 1..@seq: the expected node and edge
+ * descriptions, as sorted strings. */
+static void
+brute_force (gint64 seq, GPtrArray *nodes_out, GPtrArray *edges_out)
+{
+  GHashTable *objs[4];
+  for (int k = 0; k < 4; k++)
+    objs[k] = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (fixture_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db,
+                                       "SELECT type, aux, pid, v0, v1, v2, v3, v4 FROM events"
+                                       " WHERE seq <= ?1 ORDER BY seq",
+                                       -1, &q, NULL),
+                   ==, SQLITE_OK);
+  sqlite3_bind_int64 (q, 1, seq);
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      gint64 type = sqlite3_column_int64 (q, 0), aux = sqlite3_column_int64 (q, 1);
+      gint64 pid = sqlite3_column_int64 (q, 2), v[5];
+      for (int k = 0; k < 5; k++)
+        v[k] = sqlite3_column_int64 (q, 3 + k);
+#define KEY(id) g_strdup_printf ("%" G_GINT64_FORMAT ":%" G_GINT64_FORMAT, pid, (gint64) (id))
+#define NEW(k) ({ Obj *o_ = g_new0 (Obj, 1); g_hash_table_insert (objs[k], KEY (v[0]), o_); o_; })
+#define GET(k, id) ({ g_autofree char *k_ = KEY (id); (Obj *) g_hash_table_lookup (objs[k], k_); })
+#define DEL(k, id) do { g_autofree char *k_ = KEY (id); g_hash_table_remove (objs[k], k_); } while (0)
+      Obj *o;
+      switch (type)
+        {
+        case 1: o = NEW (0); (void) o; break;
+        case 2: DEL (0, v[0]); break;
+        case 3: o = NEW (2); o->alloc = v[1]; o->ctx = v[3]; o->src = v[4]; break;
+        case 4: DEL (2, v[0]); break;
+        case 5: o = NEW (3); o->storage = v[1]; o->base = v[2]; break;
+        case 6: DEL (3, v[0]); break;
+        case 8:
+          o = NEW (1); o->alloc = v[3];
+          if ((o = GET (2, v[1])) != NULL) { o->ctx = v[0]; o->left = 0; }
+          break;
+        case 10:
+          if ((o = GET (2, v[1])) != NULL && o->ctx == v[0]) o->ctx = 0;
+          break;
+        case 11: DEL (1, v[0]); break;
+        case 15:
+          if ((aux & 0xff) == 1 || (aux & 0xff) == 2)
+            if ((o = GET (2, v[0])) != NULL) { o->ctx = 0; o->left = v[1]; o->alloc = v[2]; }
+          break;
+        default: break;
+        }
+    }
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+
+  static const char *const kn[] = { "allocation", "context", "storage", "tensor" };
+  static const char *const states[] = { "owned", "shared", "materialized" };
+  /* storage states, then allocation states */
+  GHashTable *alloc_state = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init (&it, objs[1]);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      Obj *c = value;
+      gint64 pid = g_ascii_strtoll (key, NULL, 10);
+      g_autofree char *ak = KEY (c->alloc);
+      if (g_hash_table_contains (objs[0], ak))
+        {
+          g_hash_table_insert (alloc_state, g_strdup (ak), GINT_TO_POINTER (1));
+          g_ptr_array_add (edges_out, g_strdup_printf ("owns context:%s -> allocation:%s",
+                                                       (char *) key, ak));
+        }
+      g_ptr_array_add (nodes_out, g_strdup_printf ("context:%s shared", (char *) key));
+    }
+  g_hash_table_iter_init (&it, objs[2]);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      Obj *s = value;
+      gint64 pid = g_ascii_strtoll (key, NULL, 10);
+      int state = s->ctx ? 1 : s->left ? 2 : 0;
+      s->kind = state;
+      g_ptr_array_add (nodes_out, g_strdup_printf ("storage:%s %s", (char *) key, states[state]));
+      g_autofree char *ck = KEY (s->ctx);
+      g_autofree char *lk = KEY (s->left);
+      g_autofree char *sk = KEY (s->src);
+      g_autofree char *ak = KEY (s->alloc);
+      if (s->ctx)
+        {
+          if (g_hash_table_contains (objs[1], ck))
+            g_ptr_array_add (edges_out, g_strdup_printf ("lazy-copy-of storage:%s -> context:%s",
+                                                         (char *) key, ck));
+          Obj *src = s->src ? g_hash_table_lookup (objs[2], sk) : NULL;
+          if (src != NULL && src->ctx == s->ctx)
+            g_ptr_array_add (edges_out, g_strdup_printf ("lazy-copy-of storage:%s -> storage:%s",
+                                                         (char *) key, sk));
+        }
+      else
+        {
+          if (g_hash_table_contains (objs[0], ak))
+            {
+              g_ptr_array_add (edges_out, g_strdup_printf ("owns storage:%s -> allocation:%s",
+                                                           (char *) key, ak));
+              if (state == 2 && !g_hash_table_contains (alloc_state, ak))
+                g_hash_table_insert (alloc_state, g_strdup (ak), GINT_TO_POINTER (2));
+            }
+          if (s->left && g_hash_table_contains (objs[1], lk))
+            g_ptr_array_add (edges_out, g_strdup_printf ("materialized-from storage:%s -> context:%s",
+                                                         (char *) key, lk));
+          if (s->left && s->src && g_hash_table_contains (objs[2], sk))
+            g_ptr_array_add (edges_out, g_strdup_printf ("materialized-from storage:%s -> storage:%s",
+                                                         (char *) key, sk));
+        }
+    }
+  g_hash_table_iter_init (&it, objs[0]);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    g_ptr_array_add (nodes_out,
+                     g_strdup_printf ("allocation:%s %s", (char *) key,
+                                      states[GPOINTER_TO_INT (g_hash_table_lookup (alloc_state, key))]));
+  g_hash_table_iter_init (&it, objs[3]);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    {
+      Obj *t = value;
+      gint64 pid = g_ascii_strtoll (key, NULL, 10);
+      g_autofree char *sk = KEY (t->storage);
+      g_autofree char *bk = KEY (t->base);
+      Obj *s = g_hash_table_lookup (objs[2], sk);
+      g_ptr_array_add (nodes_out, g_strdup_printf ("tensor:%s %s", (char *) key,
+                                                   states[s ? s->kind : 0]));
+      if (s != NULL)
+        g_ptr_array_add (edges_out, g_strdup_printf ("view-of tensor:%s -> storage:%s",
+                                                     (char *) key, sk));
+      Obj *b = t->base ? g_hash_table_lookup (objs[3], bk) : NULL;
+      if (b != NULL && b->storage == t->storage)
+        g_ptr_array_add (edges_out, g_strdup_printf ("view-of tensor:%s -> tensor:%s",
+                                                     (char *) key, bk));
+    }
+  (void) kn;
+  g_hash_table_unref (alloc_state);
+  for (int k = 0; k < 4; k++)
+    g_hash_table_unref (objs[k]);
+#undef KEY
+#undef NEW
+#undef GET
+#undef DEL
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* The graph's nodes and edges in the brute force's words. */
+static void
+describe (CowscopeSharingGraph *graph, GPtrArray *nodes_out, GPtrArray *edges_out)
+{
+  static const char *const kn[] = { "allocation", "context", "storage", "tensor" };
+  static const char *const states[] = { "owned", "shared", "materialized" };
+  static const char *const en[] = { "view-of", "lazy-copy-of", "materialized-from", "owns" };
+  for (guint i = 0; i < cowscope_sharing_graph_get_n_nodes (graph); i++)
+    {
+      const CowscopeGraphNode *n = cowscope_sharing_graph_get_node (graph, i);
+      g_ptr_array_add (nodes_out, g_strdup_printf ("%s:%u:%" G_GUINT64_FORMAT " %s", kn[n->kind],
+                                                   n->pid, n->id, states[n->state]));
+    }
+  for (guint i = 0; i < cowscope_sharing_graph_get_n_edges (graph); i++)
+    {
+      const CowscopeGraphEdge *e = cowscope_sharing_graph_get_edge (graph, i);
+      const CowscopeGraphNode *a = cowscope_sharing_graph_get_node (graph, e->from);
+      const CowscopeGraphNode *b = cowscope_sharing_graph_get_node (graph, e->to);
+      g_ptr_array_add (edges_out,
+                       g_strdup_printf ("%s %s:%u:%" G_GUINT64_FORMAT " -> %s:%u:%" G_GUINT64_FORMAT,
+                                        en[e->kind], kn[a->kind], a->pid, a->id, kn[b->kind],
+                                        b->pid, b->id));
+    }
+}
+
+static void
+assert_same (GPtrArray *expected, GPtrArray *actual, const char *what, gint64 seq)
+{
+  g_ptr_array_sort (expected, compare_strings);
+  g_ptr_array_sort (actual, compare_strings);
+  for (guint i = 0; i < MIN (expected->len, actual->len); i++)
+    if (strcmp (expected->pdata[i], actual->pdata[i]) != 0)
+      g_error ("%s at seq %" G_GINT64_FORMAT ": expected “%s”, got “%s”", what, seq,
+               (char *) expected->pdata[i], (char *) actual->pdata[i]);
+  g_assert_cmpuint (expected->len, ==, actual->len);
+}
+
+static void
+check_graph_at (gint64 seq)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSharingGraph) graph =
+    cowscope_sharing_graph_build (fixture_doc, seq, 1000, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (cowscope_sharing_graph_get_seq (graph), ==, seq);
+  /* Never a replay from the start once a checkpoint precedes. */
+  gint64 cp = cowscope_sharing_graph_get_checkpoint_seq (graph);
+  g_assert_cmpuint (cowscope_sharing_graph_get_n_replayed (graph), <=,
+                    (guint64) (seq - MAX (cp, 0)));
+  if (seq >= 600)
+    g_assert_cmpint (cp, >, 0);
+  g_autoptr (GPtrArray) en = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) ee = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) an = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) ae = g_ptr_array_new_with_free_func (g_free);
+  brute_force (seq, en, ee);
+  describe (graph, an, ae);
+  assert_same (en, an, "nodes", seq);
+  assert_same (ee, ae, "edges", seq);
+  /* Context refcounts are the storages sharing them. */
+  for (guint i = 0; i < cowscope_sharing_graph_get_n_nodes (graph); i++)
+    {
+      const CowscopeGraphNode *n = cowscope_sharing_graph_get_node (graph, i);
+      if (n->kind == COWSCOPE_NODE_TENSOR && n->label != NULL)
+        g_assert_true (g_str_has_prefix (n->label, "t"));
+      g_assert_cmpint (cowscope_sharing_graph_lookup (graph, n->kind, n->pid, n->id), ==, (gint) i);
+    }
+}
+
+static void
+test_graph_matches_replay (void)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (fixture_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT seq FROM checkpoints ORDER BY seq", -1, &q, NULL),
+                   ==, SQLITE_OK);
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  guint n_cp = 0;
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      gint64 s = sqlite3_column_int64 (q, 0);
+      if (n_cp++ % 3 != 0)
+        continue;
+      for (gint64 d = -1; d <= 1; d++)
+        g_array_append_val (seqs, ((gint64) { s + d }));
+    }
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  g_assert_cmpuint (n_cp, >=, 5);
+  gint64 extra[] = { 0, 1, 2, 57, 499, (gint64) fixture_info.n_events,
+                     (gint64) fixture_info.n_events / 2 + 13 };
+  g_array_append_vals (seqs, extra, G_N_ELEMENTS (extra));
+  for (guint i = 0; i < seqs->len; i++)
+    check_graph_at (g_array_index (seqs, gint64, i));
+
+  /* Something interesting is in there. */
+  g_autoptr (CowscopeSharingGraph) g =
+    cowscope_sharing_graph_build (fixture_doc, (gint64) fixture_info.n_events / 2, 0, NULL, NULL);
+  g_assert_cmpuint (cowscope_sharing_graph_count_nodes (g, COWSCOPE_NODE_CONTEXT), >, 0);
+  g_assert_cmpuint (cowscope_sharing_graph_count_nodes (g, COWSCOPE_NODE_TENSOR), >, 0);
+}
+
+static void
+on_graph (GObject *source, GAsyncResult *result, gpointer data)
+{
+  (void) source;
+  AsyncState *st = data;
+  g_assert_true (g_thread_self () == st->main_thread);
+  st->graph = cowscope_sharing_graph_build_finish (result, &st->error);
+  g_main_loop_quit (st->loop);
+}
+
+static void
+test_graph_at_time_async (void)
+{
+  gint64 t = (fixture_info.start_ns + fixture_info.end_ns) / 2;
+  AsyncState st = { .main_thread = g_thread_self () };
+  st.loop = g_main_loop_new (NULL, FALSE);
+  cowscope_sharing_graph_build_at_time_async (fixture_doc, t, 0, NULL, on_graph, &st);
+  g_main_loop_run (st.loop);
+  g_assert_no_error (st.error);
+  g_autofree char *sql = g_strdup_printf (
+    "SELECT seq FROM events WHERE ts <= %" G_GINT64_FORMAT " ORDER BY ts DESC, seq DESC LIMIT 1", t);
+  gint64 seq = sql_int (fixture_path, sql);
+  g_assert_cmpint (cowscope_sharing_graph_get_seq (st.graph), ==, seq);
+  g_assert_cmpint (cowscope_sharing_graph_get_time (st.graph), <=, t);
+  check_graph_at (seq);
+  g_object_unref (st.graph);
+  g_main_loop_unref (st.loop);
+}
+
+/* ---- explanations ------------------------------------------------------ */
+
+static gboolean
+stack_has (GListModel *stack, const char *function)
+{
+  for (guint i = 0; i < g_list_model_get_n_items (stack); i++)
+    {
+      g_autoptr (CowscopeStackFrame) f = g_list_model_get_item (stack, i);
+      if (g_strcmp0 (cowscope_stack_frame_get_function (f), function) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+on_explained (GObject *source, GAsyncResult *result, gpointer data)
+{
+  (void) source;
+  AsyncState *st = data;
+  g_assert_true (g_thread_self () == st->main_thread);
+  st->explanation = cowscope_copy_explanation_new_finish (result, &st->error);
+  g_main_loop_quit (st->loop);
+}
+
+static void
+test_explain_copy (void)
+{
+  g_assert_cmpint (fixture_info.copy_seq, >, 0);
+  AsyncState st = { .main_thread = g_thread_self () };
+  st.loop = g_main_loop_new (NULL, FALSE);
+  cowscope_copy_explanation_new_async (fixture_doc, fixture_info.copy_seq, NULL, on_explained, &st);
+  g_main_loop_run (st.loop);
+  g_assert_no_error (st.error);
+  CowscopeCopyExplanation *e = st.explanation;
+  g_assert_cmpint (cowscope_copy_explanation_get_kind (e), ==, COWSCOPE_EXPLANATION_MATERIALIZATION);
+  g_assert_cmpstr (cowscope_copy_explanation_get_mode (e), ==, "copy");
+  g_assert_cmpint (cowscope_copy_explanation_get_lazy_clone_seq (e), ==,
+                   fixture_info.copy_lazy_clone_seq);
+  g_assert_cmpuint (cowscope_copy_explanation_get_nbytes (e), ==, fixture_info.copy_nbytes);
+  g_assert_cmpint (cowscope_copy_explanation_get_cuda_id (e), ==, fixture_info.copy_cuda_id);
+  g_assert_cmpstr (cowscope_copy_explanation_get_cuda_kind (e), ==, "memcpy");
+  g_autofree char *op_sql = g_strdup_printf (
+    "SELECT op FROM events WHERE seq = %" G_GINT64_FORMAT, fixture_info.copy_seq);
+  gint64 op = sql_int (fixture_path, op_sql);
+  g_assert_cmpstr (cowscope_copy_explanation_get_op (e), ==, op == 19 ? "add_" : "mul_");
+  g_assert_cmpstr (cowscope_copy_explanation_get_lazy_clone_op (e), ==, "lazy_clone");
+  g_assert_true (stack_has (cowscope_copy_explanation_get_stack (e), "cow_add_"));
+  g_assert_true (stack_has (cowscope_copy_explanation_get_lazy_clone_stack (e), "cow_lazy_clone"));
+  g_assert_nonnull (cowscope_copy_explanation_get_thread_name (e));
+  g_assert_cmpuint (cowscope_copy_explanation_get_storage_id (e), ==, fixture_info.copy_storage_id);
+  guint n = 0;
+  const CowscopeObjectRef *refs = cowscope_copy_explanation_get_highlights (e, &n);
+  gboolean has_storage = FALSE;
+  for (guint i = 0; i < n; i++)
+    has_storage |= refs[i].kind == COWSCOPE_NODE_STORAGE && refs[i].id == fixture_info.copy_storage_id;
+  g_assert_true (has_storage);
+  g_assert_nonnull (cowscope_copy_explanation_get_summary (e));
+  gint64 end_seq = cowscope_copy_explanation_get_end_seq (e);
+  g_assert_cmpint (end_seq, >, fixture_info.copy_seq);
+  g_object_unref (e);
+
+  /* Selecting the END event explains the same copy. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeCopyExplanation) by_end = cowscope_copy_explanation_new (fixture_doc, end_seq, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (cowscope_copy_explanation_get_seq (by_end), ==, fixture_info.copy_seq);
+
+  g_autoptr (CowscopeCopyExplanation) steal =
+    cowscope_copy_explanation_new (fixture_doc, fixture_info.steal_seq, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (cowscope_copy_explanation_get_mode (steal), ==, "steal");
+  g_assert_cmpint (cowscope_copy_explanation_get_cuda_id (steal), ==, -1);
+
+  g_autoptr (CowscopeCopyExplanation) viol =
+    cowscope_copy_explanation_new (fixture_doc, fixture_info.violation_seq, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (cowscope_copy_explanation_get_kind (viol), ==, COWSCOPE_EXPLANATION_VIOLATION);
+  g_assert_cmpstr (cowscope_copy_explanation_get_access (viol), ==, "read");
+  g_assert_cmpint (cowscope_copy_explanation_get_writer_generation (viol), ==, 3);
+  g_assert_true (stack_has (cowscope_copy_explanation_get_stack (viol), "step"));
+
+  g_autoptr (CowscopeCopyExplanation) none = cowscope_copy_explanation_new (fixture_doc, 1, &error);
+  g_assert_null (none);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR,
+                  COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION);
+  g_main_loop_unref (st.loop);
+}
+
+/* ---- list models -------------------------------------------------------- */
+
+static void
+test_lists (void)
+{
+  g_autoptr (CowscopeEventList) events = cowscope_event_list_new (fixture_doc);
+  g_assert_cmpuint (g_list_model_get_n_items (G_LIST_MODEL (events)), ==, fixture_info.n_events);
+  g_autoptr (CowscopeEventItem) first = g_list_model_get_item (G_LIST_MODEL (events), 0);
+  g_assert_cmpint (cowscope_event_item_get_seq (first), ==, 1);
+  g_assert_cmpstr (cowscope_event_item_get_type_name (first), ==, "allocation_new");
+  g_autoptr (CowscopeEventItem) last =
+    g_list_model_get_item (G_LIST_MODEL (events), (guint) fixture_info.n_events - 1);
+  g_assert_cmpint (cowscope_event_item_get_seq (last), ==, (gint64) fixture_info.n_events);
+  g_assert_null (g_list_model_get_item (G_LIST_MODEL (events), (guint) fixture_info.n_events));
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeWarningList) warnings = cowscope_warning_list_new (fixture_doc, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_list_model_get_n_items (G_LIST_MODEL (warnings)), ==,
+                   sql_int (fixture_path, "SELECT count(*) FROM violations"));
+  g_autoptr (GObject) w = g_list_model_get_item (G_LIST_MODEL (warnings), 0);
+  g_assert_nonnull (w);
+
+  g_autoptr (CowscopeObjectList) tensors =
+    cowscope_object_list_new (fixture_doc, COWSCOPE_NODE_TENSOR, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_list_model_get_n_items (G_LIST_MODEL (tensors)), ==,
+                   sql_int (fixture_path, "SELECT count(*) FROM tensors"));
+  g_autoptr (GObject) t = g_list_model_get_item (G_LIST_MODEL (tensors), 3);
+  g_assert_nonnull (t);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  fixture_path = scratch ("fixture.cowscope");
+  SessionFixtureOptions options;
+  session_fixture_options_small (&options);
+  g_autoptr (GError) error = NULL;
+  if (!session_fixture_generate (fixture_path, &options, &fixture_info, &error))
+    g_error ("fixture: %s", error->message);
+  fixture_doc = cowscope_session_document_load (fixture_path, NULL, &error);
+  if (fixture_doc == NULL)
+    g_error ("load: %s", error->message);
+
+  g_test_add_func ("/session/document/bounds-and-lanes", test_bounds_and_lanes);
+  g_test_add_func ("/session/document/load-async-progress", test_load_async);
+  g_test_add_func ("/session/document/bad-files", test_bad_files);
+  g_test_add_func ("/session/timeline/aggregation", test_timeline_aggregation);
+  g_test_add_func ("/session/graph/matches-replay", test_graph_matches_replay);
+  g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
+  g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
+  g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
+  int status = g_test_run ();
+  g_object_unref (fixture_doc);
+  g_unlink (fixture_path);
+  g_free (fixture_path);
+  return status;
+}
