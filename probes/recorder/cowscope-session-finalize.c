@@ -131,7 +131,8 @@ static const char index_sql[] =
   "CREATE INDEX IF NOT EXISTS events_time ON events (ts);"
   "CREATE INDEX IF NOT EXISTS events_stack ON events (stack_id) WHERE stack_id IS NOT NULL;"
   "CREATE INDEX IF NOT EXISTS cuda_time ON cuda_activity (pid, start_ns);"
-  "CREATE INDEX IF NOT EXISTS cuda_correlation ON cuda_activity (pid, correlation_id);";
+  "CREATE INDEX IF NOT EXISTS cuda_correlation ON cuda_activity (pid, correlation_id);"
+  "CREATE INDEX IF NOT EXISTS cuda_external ON cuda_activity (external_id) WHERE external_id IS NOT NULL;";
 
 static const char derived_index_sql[] =
   "CREATE INDEX IF NOT EXISTS storages_context ON storages (pid, context_id);"
@@ -139,7 +140,7 @@ static const char derived_index_sql[] =
   "CREATE INDEX IF NOT EXISTS tensors_storage ON tensors (pid, storage_id);"
   "CREATE INDEX IF NOT EXISTS lazy_clones_context ON lazy_clones (pid, context_id);"
   "CREATE INDEX IF NOT EXISTS lazy_clones_time ON lazy_clones (ts);"
-  "CREATE INDEX IF NOT EXISTS materializations_storage ON materializations (pid, storage_id);"
+  "CREATE INDEX IF NOT EXISTS materializations_storage ON materializations (pid, storage_id, seq);"
   "CREATE INDEX IF NOT EXISTS materializations_time ON materializations (begin_ts);"
   "CREATE INDEX IF NOT EXISTS violations_storage ON violations (pid, storage_id);"
   "CREATE INDEX IF NOT EXISTS ranges_thread_time ON ranges (pid, tid, begin_ts);"

@@ -44,6 +44,15 @@ usage (void)
   return 2;
 }
 
+/* A real invalid write.  Not instrumented by UBSan, which would otherwise
+ * report it and exit instead of letting the target die of SIGSEGV. */
+__attribute__ ((noinline, no_sanitize ("undefined"))) static void
+segfault (void)
+{
+  volatile int *volatile p = NULL;
+  *p = 1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -65,10 +74,7 @@ main (int argc, char **argv)
       else if (strcmp (argv[3], "abort") == 0)
         abort ();
       else if (strcmp (argv[3], "segv") == 0)
-        {
-          volatile int *volatile p = NULL;
-          *p = 1;
-        }
+        segfault ();
       else if (strcmp (argv[3], "exit3") == 0)
         return 3;
       return usage ();
