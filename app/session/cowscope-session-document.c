@@ -344,7 +344,8 @@ lane_build_free (gpointer data)
 static LaneBuild *
 lane_for (GHashTable *lanes, guint32 pid, gint64 tid, gint64 device)
 {
-  gint64 key = ((gint64) pid << 32) ^ (tid & 0xffffffffll) ^ (device << 56);
+  gint64 key = (gint64) (((guint64) pid << 32) ^ ((guint64) tid & 0xffffffffull)
+                         ^ ((guint64) device << 56));
   LaneBuild *build = g_hash_table_lookup (lanes, &key);
   if (build == NULL)
     {
@@ -545,8 +546,9 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       return FALSE;
     while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
       {
-        gint64 key = (cowscope_session_db_column_int (stmt, 0, 0) << 32)
-                     | (cowscope_session_db_column_int (stmt, 1, 0) & 0xffffffffll);
+        gint64 key = (gint64) (((guint64) cowscope_session_db_column_int (stmt, 0, 0) << 32)
+                               | ((guint64) cowscope_session_db_column_int (stmt, 1, 0)
+                                  & 0xffffffffull));
         char *name = cowscope_session_db_column_text (stmt, 2);
         if (name != NULL)
           g_hash_table_replace (self->thread_names, g_memdup2 (&key, sizeof key), name);
@@ -995,6 +997,6 @@ const char *
 cowscope_session_document_thread_name (CowscopeSessionDocument *self, guint32 pid, gint64 tid)
 {
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
-  gint64 key = ((gint64) pid << 32) | (tid & 0xffffffffll);
+  gint64 key = (gint64) (((guint64) pid << 32) | ((guint64) tid & 0xffffffffull));
   return g_hash_table_lookup (self->thread_names, &key);
 }

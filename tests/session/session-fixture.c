@@ -616,16 +616,18 @@ step (Gen *g)
       return;
     }
   Tensor *t = g_ptr_array_index (live, g_rand_int_range (g->rand, 0, (gint32) live->len));
+  /* Above the target, creations give way to frees: the live set stays
+   * near target_live. */
   if (r < 45)
     {
-      if (grow || r < 38)
+      if (grow ? r < 38 : r < 12)
         new_tensor (g, p, pick_tid (g, p), t->storage, t->id, t->numel / 2, OP_VIEW, FALSE);
       else
         free_tensor (g, p, t);
     }
   else if (r < 65)
     {
-      if (grow || r < 58)
+      if (grow ? r < 58 : r < 53)
         lazy_clone (g, p, t);
       else
         free_tensor (g, p, t);
