@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # run-demo.sh — sets up and runs Cowscope's main job: installs the
-# dependencies, configures a release build in build/, builds it and runs
-# the bundled demo, whose output explains what happened.
+# dependencies, configures a release build in build/, builds it, records
+# the bundled demo target under the profiler into build/demo.cowscope and
+# prints the session's report.
 #
 # Usage: build-aux/run-demo.sh [DEMO-ARGUMENT...]
 #
-# With no arguments it runs `build/engine/demo/cowscope-demo all`.  Other
-# arguments are passed to cowscope-demo instead of `all`; when they are
-# only options (start with '-'), `all` is kept in front of them.
+# With no arguments it records `cowscope-demo all`.  Other arguments are
+# passed to cowscope-demo instead of `all`; when they are only options
+# (start with '-'), `all` is kept in front of them.
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,5 +51,17 @@ else
   demo_args=("$@")
 fi
 
-step "Running $demo ${demo_args[*]}"
-exec "$demo" "${demo_args[@]}"
+cli="$builddir/app/cowscope-cli"
+session="$builddir/demo.cowscope"
+if [[ ! -x "$cli" ]]; then
+  echo "run-demo.sh: $cli was not built (it needs GLib, SQLite, json-glib and libdw)" >&2
+  exit 1
+fi
+
+step "Recording $demo ${demo_args[*]} into $session"
+"$cli" record --force -o "$session" -- "$demo" "${demo_args[@]}"
+
+step "Report of $session"
+"$cli" report "$session"
+echo
+echo "Query it with: sqlite3 $session   or export it: $cli export $session --format chrome -o demo.json"

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cowscope-protocol.h"
+#include "cowscope-thread-priority.h"
 
 /* Records taken from one ring before moving to the next, so one busy
  * thread cannot starve the others (their rings would fill and drop, or in
@@ -502,6 +503,8 @@ writer_thread (gpointer data)
   CowscopeCollector *c = data;
   GError *error = NULL;
   gboolean failed = FALSE;
+
+  cowscope_recorder_lower_thread_priority ();
 
   for (;;)
     {

@@ -54,10 +54,25 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
 };
 
+/* Events are inserted this many rows per INSERT: one statement step per
+ * 32 events instead of one per event roughly halves the writer's CPU
+ * time, which a target shares the machine with. */
+#define EVENT_ROWS_PER_INSERT 32
+#define EVENT_COLUMNS 12
+
+typedef struct {
+  CowTraceEvent event;
+  uint32_t pid, tid;
+  int64_t stack_id;
+} PendingEvent;
+
 struct _CowscopeSessionWriter {
   char *path;
   sqlite3 *db;
   sqlite3_stmt *stmts[N_STMTS];
+  sqlite3_stmt *event_rows; /* STMT_EVENT with EVENT_ROWS_PER_INSERT rows */
+  PendingEvent pending[EVENT_ROWS_PER_INSERT];
+  guint n_pending;
   gboolean in_transaction;
   uint64_t batch_rows;
   int64_t batch_start_ns;
@@ -133,12 +148,32 @@ writer_free (CowscopeSessionWriter *writer)
   cowscope_wal_checkpointer_stop (writer->checkpointer);
   for (int i = 0; i < N_STMTS; i++)
     sqlite3_finalize (writer->stmts[i]);
+  sqlite3_finalize (writer->event_rows);
   if (writer->db)
     sqlite3_close (writer->db);
   g_clear_pointer (&writer->stacks, g_hash_table_unref);
   g_clear_pointer (&writer->frames, g_hash_table_unref);
   g_free (writer->path);
   g_free (writer);
+}
+
+/* Prepares STMT_EVENT's INSERT with EVENT_ROWS_PER_INSERT rows of values. */
+static gboolean
+prepare_event_rows (CowscopeSessionWriter *writer, GError **error)
+{
+  GString *sql = g_string_new ("INSERT INTO events (ts, pid, tid, type, op, aux,"
+                               " v0, v1, v2, v3, v4, stack_id) VALUES ");
+  for (int i = 0; i < EVENT_ROWS_PER_INSERT; i++)
+    g_string_append (sql, i ? ", (?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)");
+  int rc = sqlite3_prepare_v3 (writer->db, sql->str, -1, SQLITE_PREPARE_PERSISTENT,
+                               &writer->event_rows, NULL);
+  g_string_free (sql, TRUE);
+  if (rc != SQLITE_OK)
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, writer->path, "prepare");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 CowscopeSessionWriter *
@@ -212,6 +247,8 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
         cowscope_session_set_sqlite_error (error, writer->db, path, "prepare");
         goto fail;
       }
+  if (!prepare_event_rows (writer, error))
+    goto fail;
 
   utc = g_date_time_new_now_utc ();
   created = g_date_time_format_iso8601 (utc);
@@ -254,7 +291,7 @@ cowscope_session_writer_get_rows (CowscopeSessionWriter *writer)
 /* Steps @stmt to completion and resets it, inside the open batch (one
  * is begun if none is open); counts one row. */
 static gboolean
-step (CowscopeSessionWriter *writer, sqlite3_stmt *stmt, GError **error)
+step (CowscopeSessionWriter *writer, sqlite3_stmt *stmt, guint n_rows, GError **error)
 {
   if (!writer->in_transaction)
     {
@@ -272,8 +309,8 @@ step (CowscopeSessionWriter *writer, sqlite3_stmt *stmt, GError **error)
       cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
       return FALSE;
     }
-  writer->rows++;
-  writer->batch_rows++;
+  writer->rows += n_rows;
+  writer->batch_rows += n_rows;
   return TRUE;
 }
 
@@ -283,25 +320,59 @@ bind_u64 (sqlite3_stmt *stmt, int i, uint64_t v)
   sqlite3_bind_int64 (stmt, i, (sqlite3_int64) v);
 }
 
+/* Binds @p as row @row (0-based) of a statement whose rows have
+ * EVENT_COLUMNS parameters each. */
+static void
+bind_event_row (sqlite3_stmt *s, int row, const PendingEvent *p)
+{
+  int base = row * EVENT_COLUMNS;
+  sqlite3_bind_int64 (s, base + 1, p->event.time_ns);
+  sqlite3_bind_int64 (s, base + 2, p->pid);
+  sqlite3_bind_int64 (s, base + 3, p->tid);
+  sqlite3_bind_int64 (s, base + 4, p->event.type);
+  sqlite3_bind_int64 (s, base + 5, p->event.op);
+  sqlite3_bind_int64 (s, base + 6, p->event.aux);
+  for (int i = 0; i < 5; i++)
+    bind_u64 (s, base + 7 + i, p->event.v[i]);
+  if (p->stack_id > 0)
+    sqlite3_bind_int64 (s, base + 12, p->stack_id);
+  else
+    sqlite3_bind_null (s, base + 12);
+}
+
+/* Inserts the buffered events, in order: all at once when the buffer is
+ * full, else one row at a time. */
+static gboolean
+flush_events (CowscopeSessionWriter *writer, GError **error)
+{
+  guint n = writer->n_pending;
+  writer->n_pending = 0;
+  if (n == EVENT_ROWS_PER_INSERT)
+    {
+      for (guint i = 0; i < n; i++)
+        bind_event_row (writer->event_rows, (int) i, &writer->pending[i]);
+      return step (writer, writer->event_rows, n, error);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      bind_event_row (writer->stmts[STMT_EVENT], 0, &writer->pending[i]);
+      if (!step (writer, writer->stmts[STMT_EVENT], 1, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 cowscope_session_writer_event (CowscopeSessionWriter *writer, uint32_t pid,
                                uint32_t tid, const CowTraceEvent *event,
                                int64_t stack_id, GError **error)
 {
-  sqlite3_stmt *s = writer->stmts[STMT_EVENT];
-  sqlite3_bind_int64 (s, 1, event->time_ns);
-  sqlite3_bind_int64 (s, 2, pid);
-  sqlite3_bind_int64 (s, 3, tid);
-  sqlite3_bind_int64 (s, 4, event->type);
-  sqlite3_bind_int64 (s, 5, event->op);
-  sqlite3_bind_int64 (s, 6, event->aux);
-  for (int i = 0; i < 5; i++)
-    bind_u64 (s, 7 + i, event->v[i]);
-  if (stack_id > 0)
-    sqlite3_bind_int64 (s, 12, stack_id);
-  else
-    sqlite3_bind_null (s, 12);
-  return step (writer, s, error);
+  writer->pending[writer->n_pending++] = (PendingEvent) {
+    .event = *event, .pid = pid, .tid = tid, .stack_id = stack_id,
+  };
+  if (writer->n_pending < EVENT_ROWS_PER_INSERT)
+    return TRUE;
+  return flush_events (writer, error);
 }
 
 gboolean
@@ -315,7 +386,7 @@ cowscope_session_writer_string (CowscopeSessionWriter *writer, uint32_t pid,
   sqlite3_bind_int64 (s, 1, pid);
   bind_u64 (s, 2, id);
   sqlite3_bind_text (s, 3, valid, -1, SQLITE_STATIC);
-  gboolean ok = step (writer, s, error);
+  gboolean ok = step (writer, s, 1, error);
   sqlite3_clear_bindings (s);
   return ok;
 }
@@ -349,7 +420,7 @@ cowscope_session_writer_cuda (CowscopeSessionWriter *writer, uint32_t pid,
     bind_u64 (s, 13, r->name_string_id);
   else
     sqlite3_bind_null (s, 13);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 int64_t
@@ -383,7 +454,7 @@ cowscope_session_writer_intern_stack (CowscopeSessionWriter *writer, uint32_t pi
       sqlite3_bind_int64 (s, 1, id);
       sqlite3_bind_int64 (s, 2, pid);
       bind_u64 (s, 3, frames[i]);
-      if (!step (writer, s, error))
+      if (!step (writer, s, 1, error))
         return 0;
       g_hash_table_insert (writer->frames, g_bytes_ref (frame_key), (gpointer) (uintptr_t) id);
       frame_ids[i] = id;
@@ -393,7 +464,7 @@ cowscope_session_writer_intern_stack (CowscopeSessionWriter *writer, uint32_t pi
   sqlite3_stmt *s = writer->stmts[STMT_STACK];
   sqlite3_bind_int64 (s, 1, stack_id);
   sqlite3_bind_int64 (s, 2, n_frames);
-  if (!step (writer, s, error))
+  if (!step (writer, s, 1, error))
     return 0;
   s = writer->stmts[STMT_STACK_FRAME];
   for (uint32_t i = 0; i < n_frames; i++)
@@ -401,7 +472,7 @@ cowscope_session_writer_intern_stack (CowscopeSessionWriter *writer, uint32_t pi
       sqlite3_bind_int64 (s, 1, stack_id);
       sqlite3_bind_int64 (s, 2, i);
       sqlite3_bind_int64 (s, 3, frame_ids[i]);
-      if (!step (writer, s, error))
+      if (!step (writer, s, 1, error))
         return 0;
     }
   g_hash_table_insert (writer->stacks, g_bytes_ref (stack_key), (gpointer) (uintptr_t) stack_id);
@@ -429,7 +500,7 @@ cowscope_session_writer_process (CowscopeSessionWriter *writer, uint32_t pid,
   bind_text_or_null (s, 3, exe);
   bind_text_or_null (s, 4, cmdline);
   sqlite3_bind_int64 (s, 5, start_ns);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
@@ -450,7 +521,7 @@ cowscope_session_writer_process_end (CowscopeSessionWriter *writer, uint32_t pid
     sqlite3_bind_int (s, 5, exit_signal);
   else
     sqlite3_bind_null (s, 5);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
@@ -460,7 +531,7 @@ cowscope_session_writer_process_gpu (CowscopeSessionWriter *writer, uint32_t pid
   sqlite3_stmt *s = writer->stmts[STMT_PROCESS_GPU];
   sqlite3_bind_int64 (s, 1, pid);
   bind_text_or_null (s, 2, status);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
@@ -473,7 +544,7 @@ cowscope_session_writer_process_maps (CowscopeSessionWriter *writer, uint32_t pi
   sqlite3_bind_int64 (s, 1, pid);
   sqlite3_bind_int64 (s, 2, generation);
   sqlite3_bind_text (s, 3, valid, -1, SQLITE_STATIC);
-  gboolean ok = step (writer, s, error);
+  gboolean ok = step (writer, s, 1, error);
   sqlite3_clear_bindings (s);
   return ok;
 }
@@ -492,7 +563,7 @@ cowscope_session_writer_thread (CowscopeSessionWriter *writer, uint32_t pid,
   bind_u64 (s, 5, produced);
   bind_u64 (s, 6, stored);
   bind_u64 (s, 7, dropped);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
@@ -502,7 +573,7 @@ cowscope_session_writer_meta_text (CowscopeSessionWriter *writer, const char *ke
   sqlite3_stmt *s = writer->stmts[STMT_META];
   sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
   bind_text_or_null (s, 2, value);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
@@ -512,12 +583,14 @@ cowscope_session_writer_meta_int (CowscopeSessionWriter *writer, const char *key
   sqlite3_stmt *s = writer->stmts[STMT_META];
   sqlite3_bind_text (s, 1, key, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64 (s, 2, value);
-  return step (writer, s, error);
+  return step (writer, s, 1, error);
 }
 
 gboolean
 cowscope_session_writer_commit (CowscopeSessionWriter *writer, GError **error)
 {
+  if (!flush_events (writer, error))
+    return FALSE;
   if (writer->in_transaction && !exec_sql (writer, "COMMIT", error))
     return FALSE;
   writer->in_transaction = FALSE;
@@ -553,6 +626,7 @@ cowscope_session_writer_close (CowscopeSessionWriter *writer)
 {
   if (!writer)
     return;
+  flush_events (writer, NULL); /* best effort: the session is closing */
   if (writer->in_transaction && sqlite3_get_autocommit (writer->db) == 0)
     sqlite3_exec (writer->db, "COMMIT", NULL, NULL, NULL);
   writer_free (writer);

@@ -1,4 +1,5 @@
 /* cowscope-wal-checkpointer.c — WAL checkpoints off the writer's thread. */
+#include "cowscope-thread-priority.h"
 #include "cowscope-wal-checkpointer.h"
 
 #include <sqlite3.h>
@@ -38,6 +39,7 @@ static gpointer
 checkpointer_thread (gpointer data)
 {
   CowscopeWalCheckpointer *c = data;
+  cowscope_recorder_lower_thread_priority ();
   g_mutex_lock (&c->lock);
   for (;;)
     {
