@@ -27,7 +27,7 @@ void
 cowscope_probe_cupti_start (void)
 {
   cowscope_probe_connection_send_gpu_status (
-    false, "GPU tracing unavailable: this probe was built without the CUDA toolkit's CUPTI headers");
+    false, "this probe was built without the CUDA toolkit's CUPTI headers");
 }
 
 void
@@ -381,7 +381,7 @@ buffer_completed (CUcontext context, uint32_t stream_id, uint8_t *buffer,
   buffer_release (buffer);
 }
 
-/* "GPU tracing unavailable: WHAT failed: CUPTI_ERROR_NAME (CODE)". */
+/* "WHAT failed: CUPTI_ERROR_NAME (CODE)". */
 static void
 failure (char *reason, size_t size, const char *what, CUptiResult result)
 {
@@ -389,7 +389,7 @@ failure (char *reason, size_t size, const char *what, CUptiResult result)
   if (api.get_result_string == NULL
       || api.get_result_string (result, &name) != CUPTI_SUCCESS || name == NULL)
     name = "CUPTI error";
-  snprintf (reason, size, "GPU tracing unavailable: %s failed: %s (%d)", what,
+  snprintf (reason, size, "%s failed: %s (%d)", what,
             name, (int) result);
 }
 
@@ -420,7 +420,7 @@ load_library (char *reason, size_t size)
     }
   if (api.library == NULL)
     {
-      snprintf (reason, size, "GPU tracing unavailable: cannot load %s: %s",
+      snprintf (reason, size, "cannot load %s: %s",
                 CUPTI_SONAME, first_error);
       return false;
     }
@@ -435,7 +435,7 @@ resolve (const char *symbol, bool required, char *reason, size_t size,
   void *p = dlsym (api.library, symbol);
   if (p == NULL && required && *ok)
     {
-      snprintf (reason, size, "GPU tracing unavailable: %s has no %s",
+      snprintf (reason, size, "%s has no %s",
                 CUPTI_SONAME, symbol);
       *ok = false;
     }
@@ -497,7 +497,7 @@ setup (char *reason, size_t size)
   if (version / 10000 != CUPTI_API_VERSION / 10000)
     {
       snprintf (reason, size,
-                "GPU tracing unavailable: %s has CUPTI API version %u; this probe reads records of major version %u",
+                "%s has CUPTI API version %u; this probe reads records of major version %u",
                 CUPTI_SONAME, version, (unsigned) (CUPTI_API_VERSION / 10000));
       return false;
     }
@@ -516,7 +516,7 @@ setup (char *reason, size_t size)
       if (map == MAP_FAILED)
         {
           snprintf (reason, size,
-                    "GPU tracing unavailable: cannot map activity buffers: %s",
+                    "cannot map activity buffers: %s",
                     strerror (errno));
           return false;
         }
