@@ -614,7 +614,18 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
     goto out;
 
   CowscopeSessionWriter *w = cowscope_collector_get_writer (loop.collector);
-  const char *gpu = !o->cuda && !o->cuda_only ? "off" : loop.gpu_status ? loop.gpu_status : "unknown";
+  const char *gpu;
+  if (!o->cuda && !o->cuda_only)
+    gpu = "off";
+  else if (loop.gpu_status != NULL)
+    gpu = loop.gpu_status;
+  else if (o->cuda_only)
+    /* The CUDA driver loads the probe from CUDA_INJECTION64_PATH when
+     * the program initialises CUDA: nothing connected, so it never did. */
+    gpu = "unavailable: the CUDA driver never loaded the probe (no CUDA driver "
+          "on this machine, or the program made no CUDA call)";
+  else
+    gpu = "unknown";
   if (!write_meta (w, o, program, result, gpu, error)
       || !cowscope_session_finalize (cowscope_session_writer_get_db (w), result->session_path,
                                      error))

@@ -21,6 +21,7 @@ static const char *cli;
 static const char *demo;
 static const char *crash_target;
 static const char *probe;
+static const char *cuda_target; /* NULL when built without the CUDA runtime */
 
 typedef struct {
   int status; /* exit status, or 128 + signal */
@@ -760,6 +761,49 @@ test_demo (gconstpointer data)
   rm_rf (dir);
 }
 
+/* --cuda-only on an unmodified CUDA program.  Without a CUDA device the
+ * session must say why GPU tracing was unavailable; with one (the GPU
+ * path, skipped elsewhere) CUPTI's two 1 MiB memcpys must be recorded
+ * with real timestamps and tracing marked available. */
+static void
+test_cuda_only (void)
+{
+  if (!need_probe ())
+    return;
+  if (cuda_target == NULL)
+    {
+      g_test_skip ("built without the CUDA runtime");
+      return;
+    }
+  g_autofree char *dir = tmp_dir ();
+  g_autofree char *session = g_build_filename (dir, "cuda.cowscope", NULL);
+  Run r;
+  RUN_CLI (&r, dir, "record", "--cuda-only", "-o", session, "--", cuda_target);
+  g_assert_cmpint (r.status, ==, 0);
+  sqlite3 *db = open_session (session);
+  g_autofree char *gpu = qtext (db, "SELECT value FROM meta WHERE key = 'gpu_tracing'");
+  int64_t exit_status = qint (db, "SELECT value FROM meta WHERE key = 'exit_status'");
+  if (exit_status == 77)
+    {
+      /* No CUDA device here: the reason is recorded, nothing else. */
+      g_assert_true (g_str_has_prefix (gpu, "unavailable: "));
+      g_assert_cmpuint (strlen (gpu), >, strlen ("unavailable: "));
+      g_assert_cmpint (qint (db, "SELECT count(*) FROM cuda_activity"), ==, 0);
+      g_test_message ("no CUDA device: %s", gpu);
+    }
+  else
+    {
+      g_assert_cmpint (exit_status, ==, 0);
+      g_assert_cmpstr (gpu, ==, "available");
+      g_assert_cmpint (qint (db, "SELECT count(*) FROM cuda_activity WHERE kind = %d"
+                                 " AND bytes = 1048576 AND start_ns > 0 AND end_ns >= start_ns",
+                             1 /* COWSCOPE_CUDA_MEMCPY */), >=, 2);
+    }
+  sqlite3_close (db);
+  run_clear (&r);
+  rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -768,6 +812,7 @@ main (int argc, char **argv)
   demo = g_getenv ("COWSCOPE_DEMO");
   crash_target = g_getenv ("COWSCOPE_CRASH_TARGET");
   probe = g_getenv ("COWSCOPE_PROBE_PATH");
+  cuda_target = g_getenv ("COWSCOPE_CUDA_TARGET");
   if (!cli || !demo || !crash_target)
     g_error ("run from meson: COWSCOPE_CLI, COWSCOPE_DEMO and COWSCOPE_CRASH_TARGET are not set");
   if (probe && !g_file_test (probe, G_FILE_TEST_IS_REGULAR))
@@ -786,6 +831,7 @@ main (int argc, char **argv)
   g_test_add_func ("/recorder/overflow/drop", test_overflow_drop);
   g_test_add_func ("/recorder/overflow/block", test_overflow_block);
   g_test_add_func ("/recorder/processes/fork", test_fork);
+  g_test_add_func ("/recorder/cuda/cuda-only", test_cuda_only);
   static const char *const scenarios[] = { "training", "concurrent", "simulate", "foreign" };
   for (gsize i = 0; i < G_N_ELEMENTS (scenarios); i++)
     {
