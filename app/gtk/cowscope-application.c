@@ -13,6 +13,8 @@
 
 #include "cowscope-application.h"
 #include "cowscope-preferences-window.h"
+#include "cowscope-record-dialog.h"
+#include "cowscope-recording-page.h"
 #include "cowscope-window.h"
 
 struct _CowscopeApplication
@@ -111,27 +113,24 @@ open_activated (GSimpleAction *action,
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
-/* app.record: the launch dialog is not built yet; this placeholder dialog
- * says how to record meanwhile.  Guarantees a dialog is presented. */
+/* app.record: presents the launch dialog over the active window; a
+ * recording starts in that window when it is empty, else in a new one. */
 static void
 record_activated (GSimpleAction *action,
                   GVariant      *parameter,
                   gpointer       user_data)
 {
   CowscopeApplication *self = user_data;
-  GtkWidget *dialog;
+  CowscopeRecordDialog *dialog;
 
-  dialog = adw_message_dialog_new (get_parent_window (self), _("Record a Program"),
-                                   _("Recording from the application is not available in this "
-                                     "version. Record from a terminal with “cowscope-cli record "
-                                     "PROGRAM”, then open the session file it writes."));
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _("_Close"));
-  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "close");
+  dialog = cowscope_record_dialog_new (get_parent_window (self),
+                                       cowscope_application_get_settings (self));
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-/* app.open-demo: opens the bundled demo session, or says it is missing
- * (in the active window, which keeps running). */
+/* app.open-demo: opens the bundled demo session; when none is installed,
+ * records the bundled demo target (cowscope-demo) and opens that; when
+ * neither exists, says so in the active window, which keeps running. */
 static void
 open_demo_activated (GSimpleAction *action,
                      GVariant      *parameter,
@@ -144,6 +143,7 @@ open_demo_activated (GSimpleAction *action,
     COWSCOPE_BUILD_SCHEMA_DIR "/demo.cowscope",
   };
   GtkWindow *parent = get_parent_window (self);
+  g_autofree char *demo = NULL;
 
   for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
     {
@@ -156,9 +156,23 @@ open_demo_activated (GSimpleAction *action,
         }
     }
 
+  /* No demo session: record the bundled demo target and open that. */
+  demo = cowscope_recording_page_find_demo ();
+  if (demo != NULL)
+    {
+      const char *argv[] = { demo, "--steps", "4", "all", NULL };
+      GSettings *settings = cowscope_application_get_settings (self);
+
+      cowscope_recording_page_record (parent, argv, NULL, NULL,
+                                      g_settings_get_boolean (settings, "launch-cuda-tracing"),
+                                      g_settings_get_boolean (settings, "launch-call-stacks"),
+                                      FALSE);
+      return;
+    }
+
   if (COWSCOPE_IS_WINDOW (parent))
     cowscope_window_add_toast (COWSCOPE_WINDOW (parent),
-                               _("The demo session is not installed. Record the demo program instead."));
+                               _("Neither the demo session nor the demo program (cowscope-demo) is installed."));
 }
 
 /* app.new-window: presents a new window showing the start page. */

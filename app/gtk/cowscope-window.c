@@ -1,17 +1,26 @@
 /* cowscope-window.c — one Cowscope window.
  *
  * A window shows one of three pages: "start" (the welcome page),
- * "session" (one open session: timeline, graph and side panel slots) or
- * "error" (why the file asked for could not be opened).  Files are
- * checked on a worker thread; the main loop never waits for the disk.
- * Errors while a session is shown become toasts and keep the session.
+ * "loading" (a first session being opened, with its progress), "session"
+ * (one open session: the copy timeline, graph and side panel slots) or
+ * "error" (why the file asked for could not be opened).  Sessions load
+ * through the session model (CowscopeSessionDocument) in a worker thread;
+ * the main loop never waits for the disk.  Errors while a session is
+ * shown become toasts and keep the session.
  */
 #include "cowscope-config.h"
 
 #include <glib/gi18n.h>
 
-#include "cowscope-session-check.h"
+#include "cowscope-export-dialog.h"
+#include "cowscope-session-document.h"
+#include "cowscope-session-model-error.h"
 #include "cowscope-start-page.h"
+#include "cowscope-explanation-panel.h"
+#include "cowscope-graph-view.h"
+#include "cowscope-tables-view.h"
+#include "cowscope-timeline-view.h"
+#include "cowscope-view-state.h"
 #include "cowscope-window.h"
 
 struct _CowscopeWindow
@@ -32,10 +41,22 @@ struct _CowscopeWindow
   GtkWidget            *side_panel_slot;
   GtkListBox           *details_list;
   AdwStatusPage        *error_page;
+  CowscopeTimelineView *timeline_view;
+  CowscopeGraphView    *graph_view;
+  CowscopeExplanationPanel *explanation_panel;
+  CowscopeTablesView   *events_table;
+  CowscopeTablesView   *objects_table;
+  CowscopeTablesView   *warnings_table;
+  AdwViewStack         *side_stack;
+  AdwStatusPage        *loading_page;
+  GtkProgressBar       *loading_progress;
+  GtkProgressBar       *session_progress;
 
   GFile                *file;         /* the session shown, or NULL */
-  GFile                *loading;      /* the file being checked, or NULL */
-  GCancellable         *cancellable;  /* cancels the check of `loading` */
+  GFile                *loading;      /* the file being loaded, or NULL */
+  GCancellable         *cancellable;  /* cancels the load of `loading` */
+  CowscopeSessionDocument *document;  /* the session shown, or NULL */
+  CowscopeViewState    *view_state;   /* what the views show, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeWindow, cowscope_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -43,6 +64,7 @@ G_DEFINE_FINAL_TYPE (CowscopeWindow, cowscope_window, ADW_TYPE_APPLICATION_WINDO
 enum {
   PROP_0,
   PROP_FILE,
+  PROP_VIEW_STATE,
   N_PROPS
 };
 
@@ -79,13 +101,21 @@ add_detail (CowscopeWindow *self,
   gtk_list_box_append (self->details_list, row);
 }
 
+/* Returns the meta value @key of @document, or NULL. */
+static const char *
+meta (CowscopeSessionDocument *document,
+      const char              *key)
+{
+  return cowscope_session_document_get_meta (document, key);
+}
+
 /* Returns a person's words for how the target ended, from the meta table. */
 static char *
-describe_end (GHashTable *meta)
+describe_end (CowscopeSessionDocument *document)
 {
-  const char *end = g_hash_table_lookup (meta, "target_end");
-  const char *status = g_hash_table_lookup (meta, "exit_status");
-  const char *sig = g_hash_table_lookup (meta, "exit_signal");
+  const char *end = meta (document, "target_end");
+  const char *status = meta (document, "exit_status");
+  const char *sig = meta (document, "exit_signal");
 
   if (g_strcmp0 (end, "exited") == 0)
     return g_strdup_printf (_("Exited with status %s"), status != NULL ? status : "?");
@@ -93,7 +123,7 @@ describe_end (GHashTable *meta)
     return g_strdup_printf (_("Ended by signal %s"), sig != NULL ? sig : "?");
   if (g_strcmp0 (end, "killed") == 0)
     return g_strdup (_("Killed"));
-  if (g_strcmp0 (g_hash_table_lookup (meta, "finalized"), "0") == 0)
+  if (g_strcmp0 (meta (document, "finalized"), "0") == 0)
     return g_strdup (_("Still recording, or the recorder stopped early"));
   return NULL;
 }
@@ -130,32 +160,50 @@ format_count (const char *text)
   return g_strdup_printf ("%'" G_GINT64_FORMAT, value);
 }
 
-/* Shows the session page for @file with what @meta says about it;
- * enables export and remembers the file as recent. */
+/* Points the graph, the explanation and the tables at @state (or NULL). */
 static void
-show_session (CowscopeWindow *self,
-              GFile          *file,
-              GHashTable     *meta)
+set_panels_view_state (CowscopeWindow    *self,
+                       CowscopeViewState *state)
+{
+  cowscope_graph_view_set_view_state (self->graph_view, state);
+  cowscope_explanation_panel_set_view_state (self->explanation_panel, state);
+  cowscope_tables_view_set_view_state (self->events_table, state);
+  cowscope_tables_view_set_view_state (self->objects_table, state);
+  cowscope_tables_view_set_view_state (self->warnings_table, state);
+}
+
+/* Shows the session page for @file, loaded as @document: a new view
+ * state for the views, the session details; enables export and remembers
+ * the file as recent. */
+static void
+show_session (CowscopeWindow          *self,
+              GFile                   *file,
+              CowscopeSessionDocument *document)
 {
   g_autofree char *name = g_file_get_basename (file);
-  g_autofree char *ended = describe_end (meta);
-  g_autofree char *recorded = format_time (g_hash_table_lookup (meta, "created_utc"));
-  g_autofree char *events = format_count (g_hash_table_lookup (meta, "events"));
-  g_autofree char *dropped = format_count (g_hash_table_lookup (meta, "dropped"));
+  g_autofree char *ended = describe_end (document);
+  g_autofree char *recorded = format_time (meta (document, "created_utc"));
+  g_autofree char *events = format_count (meta (document, "events"));
+  g_autofree char *dropped = format_count (meta (document, "dropped"));
   GtkWidget *child;
 
   g_set_object (&self->file, file);
+  g_set_object (&self->document, document);
+  g_clear_object (&self->view_state);
+  self->view_state = cowscope_view_state_new (document);
+  cowscope_timeline_view_set_view_state (self->timeline_view, self->view_state);
+  set_panels_view_state (self, self->view_state);
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->details_list))) != NULL)
     gtk_list_box_remove (self->details_list, child);
 
   add_detail (self, _("File"), name);
-  add_detail (self, _("Command"), g_hash_table_lookup (meta, "command"));
+  add_detail (self, _("Command"), meta (document, "command"));
   add_detail (self, _("Recorded"), recorded);
   add_detail (self, _("Target"), ended);
   add_detail (self, _("Events"), events);
   add_detail (self, _("Dropped Events"), dropped);
-  add_detail (self, _("GPU Tracing"), g_hash_table_lookup (meta, "gpu_tracing"));
+  add_detail (self, _("GPU Tracing"), meta (document, "gpu_tracing"));
 
   adw_window_title_set_subtitle (self->window_title, name);
   gtk_window_set_title (GTK_WINDOW (self), name);
@@ -166,25 +214,30 @@ show_session (CowscopeWindow *self,
   cowscope_application_add_recent (COWSCOPE_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))),
                                    file);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FILE]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
 }
 
 /* Returns the error page title for @error (translated). */
 static const char *
 error_title (const GError *error)
 {
-  if (error->domain == COWSCOPE_SESSION_CHECK_ERROR)
+  if (error->domain == COWSCOPE_SESSION_MODEL_ERROR)
     {
-      switch ((CowscopeSessionCheckError) error->code)
+      switch ((CowscopeSessionModelError) error->code)
         {
-        case COWSCOPE_SESSION_CHECK_ERROR_NOT_FOUND:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND:
           return _("File Not Found");
-        case COWSCOPE_SESSION_CHECK_ERROR_NOT_SESSION:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION:
           return _("Not a Cowscope Session");
-        case COWSCOPE_SESSION_CHECK_ERROR_NEWER:
+        case COWSCOPE_SESSION_MODEL_ERROR_NEWER:
           return _("Recorded by a Newer Cowscope");
-        case COWSCOPE_SESSION_CHECK_ERROR_DAMAGED:
+        case COWSCOPE_SESSION_MODEL_ERROR_DAMAGED:
           return _("Damaged Session");
-        case COWSCOPE_SESSION_CHECK_ERROR_UNREADABLE:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED:
+          return _("Unfinished Session");
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION:
+        case COWSCOPE_SESSION_MODEL_ERROR_FAILED:
         default:
           break;
         }
@@ -197,19 +250,23 @@ static char *
 error_toast (const GError *error,
              const char   *name)
 {
-  if (error->domain == COWSCOPE_SESSION_CHECK_ERROR)
+  if (error->domain == COWSCOPE_SESSION_MODEL_ERROR)
     {
-      switch ((CowscopeSessionCheckError) error->code)
+      switch ((CowscopeSessionModelError) error->code)
         {
-        case COWSCOPE_SESSION_CHECK_ERROR_NOT_FOUND:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND:
           return g_strdup_printf (_("“%s” does not exist"), name);
-        case COWSCOPE_SESSION_CHECK_ERROR_NOT_SESSION:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION:
           return g_strdup_printf (_("“%s” is not a Cowscope session"), name);
-        case COWSCOPE_SESSION_CHECK_ERROR_NEWER:
+        case COWSCOPE_SESSION_MODEL_ERROR_NEWER:
           return g_strdup_printf (_("“%s” needs a newer Cowscope"), name);
-        case COWSCOPE_SESSION_CHECK_ERROR_DAMAGED:
+        case COWSCOPE_SESSION_MODEL_ERROR_DAMAGED:
           return g_strdup_printf (_("“%s” is damaged"), name);
-        case COWSCOPE_SESSION_CHECK_ERROR_UNREADABLE:
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED:
+          return g_strdup_printf (_("“%s” was not finished by the recorder"), name);
+        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION:
+        case COWSCOPE_SESSION_MODEL_ERROR_FAILED:
         default:
           break;
         }
@@ -230,6 +287,7 @@ show_error (CowscopeWindow *self,
     {
       g_autofree char *text = error_toast (error, name);
 
+      gtk_stack_set_visible_child_name (self->stack, "session");
       cowscope_window_add_toast (self, text);
       return;
     }
@@ -240,18 +298,59 @@ show_error (CowscopeWindow *self,
   gtk_stack_set_visible_child_name (self->stack, "error");
 }
 
-/* Completion of cowscope_window_open()'s check; holds a window reference. */
+/* Load progress (coalesced, main thread): fills the progress bars. */
 static void
-check_cb (GObject      *source,
-          GAsyncResult *result,
-          gpointer      user_data)
+load_progress_cb (double   fraction,
+                  gpointer user_data)
+{
+  CowscopeWindow *self = user_data;
+
+  gtk_progress_bar_set_fraction (self->loading_progress, fraction);
+  gtk_progress_bar_set_fraction (self->session_progress, fraction);
+}
+
+/* Shows that @file is being loaded: the loading page in an empty window,
+ * a progress bar over the session otherwise. */
+static void
+show_loading (CowscopeWindow *self,
+              GFile          *file)
+{
+  g_autofree char *name = g_file_get_basename (file);
+  g_autofree char *description = g_strdup_printf (_("Reading “%s”"), name);
+
+  gtk_progress_bar_set_fraction (self->loading_progress, 0);
+  gtk_progress_bar_set_fraction (self->session_progress, 0);
+  if (self->file != NULL)
+    {
+      gtk_widget_set_visible (GTK_WIDGET (self->session_progress), TRUE);
+      return;
+    }
+  adw_status_page_set_description (self->loading_page, description);
+  gtk_stack_set_visible_child_name (self->stack, "loading");
+}
+
+/* Hides the load progress (the load ended or was cancelled). */
+static void
+hide_loading (CowscopeWindow *self)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->session_progress), FALSE);
+  if (g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "loading") == 0)
+    gtk_stack_set_visible_child_name (self->stack, self->file != NULL ? "session" : "start");
+}
+
+/* Completion of cowscope_window_open()'s load; holds a window reference.
+ * A cancelled load (superseded by a newer open) changes nothing. */
+static void
+load_cb (GObject      *source,
+         GAsyncResult *result,
+         gpointer      user_data)
 {
   g_autoptr(CowscopeWindow) self = user_data;
-  g_autoptr(GHashTable) meta = NULL;
+  g_autoptr(CowscopeSessionDocument) document = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GFile) file = NULL;
 
-  meta = cowscope_session_check_finish (result, &error);
+  document = cowscope_session_document_load_finish (result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
 
@@ -260,70 +359,26 @@ check_cb (GObject      *source,
   if (file == NULL)
     return;
 
-  if (meta != NULL)
-    show_session (self, file, meta);
+  hide_loading (self);
+  if (document != NULL)
+    show_session (self, file, document);
   else
     show_error (self, file, error);
 }
 
-/* Completion of the export copy: says where it went, or why not. */
-static void
-export_copy_cb (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
-{
-  g_autoptr(CowscopeWindow) self = user_data;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *text = NULL;
-
-  if (!g_file_copy_finish (G_FILE (source), result, &error))
-    text = g_strdup_printf (_("Could not export the session: %s"), error->message);
-  else
-    text = g_strdup (_("Session exported"));
-
-  cowscope_window_add_toast (self, text);
-}
-
-/* Response of the export chooser: copies the session file there. */
-static void
-export_response_cb (GtkNativeDialog *dialog,
-                    int              response,
-                    CowscopeWindow  *self)
-{
-  if (response == GTK_RESPONSE_ACCEPT && self->file != NULL)
-    {
-      g_autoptr(GFile) dest = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-
-      if (dest != NULL)
-        g_file_copy_async (self->file, dest, G_FILE_COPY_OVERWRITE, G_PRIORITY_DEFAULT,
-                           NULL, NULL, NULL, export_copy_cb, g_object_ref (self));
-    }
-
-  g_object_unref (dialog);
-}
-
-/* win.export: saves a copy of the open session (enabled only with one).
- * The session model will add compaction and the other formats. */
+/* win.export: the export dialog (formats, file chooser, progress) for
+ * the open session (enabled only with one). */
 static void
 export_activated (GSimpleAction *action,
-                 GVariant      *parameter,
-                 gpointer       user_data)
+                  GVariant      *parameter,
+                  gpointer       user_data)
 {
   CowscopeWindow *self = user_data;
-  GtkFileChooserNative *chooser;
-  g_autofree char *name = NULL;
 
   if (self->file == NULL)
     return;
 
-  name = g_file_get_basename (self->file);
-  chooser = gtk_file_chooser_native_new (_("Export the Session"), GTK_WINDOW (self),
-                                         GTK_FILE_CHOOSER_ACTION_SAVE,
-                                         _("_Export"), _("_Cancel"));
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
-  g_signal_connect (chooser, "response", G_CALLBACK (export_response_cb), self);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+  gtk_window_present (GTK_WINDOW (cowscope_export_dialog_new (GTK_WINDOW (self), self->file)));
 }
 
 /* win.close: closes this window (the app ends with its last window). */
@@ -360,11 +415,26 @@ open_uri_activated (GSimpleAction *action,
   cowscope_application_open_files (COWSCOPE_APPLICATION (app), &file, 1, GTK_WINDOW (user_data));
 }
 
+/* win.cancel-open: stops loading the session being opened. */
+static void
+cancel_open_activated (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->loading);
+  hide_loading (self);
+}
+
 static const GActionEntry win_actions[] = {
   { .name = "export", .activate = export_activated },
   { .name = "close", .activate = close_activated },
   { .name = "show-start", .activate = show_start_activated },
   { .name = "open-uri", .activate = open_uri_activated, .parameter_type = "s" },
+  { .name = "cancel-open", .activate = cancel_open_activated },
 };
 
 /* Enables or disables the window action @name. */
@@ -461,6 +531,12 @@ cowscope_window_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->loading);
   g_clear_object (&self->file);
+  if (self->timeline_view != NULL)
+    cowscope_timeline_view_set_view_state (self->timeline_view, NULL);
+  if (self->graph_view != NULL)
+    set_panels_view_state (self, NULL);
+  g_clear_object (&self->view_state);
+  g_clear_object (&self->document);
 
   gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_WINDOW);
 
@@ -479,6 +555,10 @@ cowscope_window_get_property (GObject    *object,
     {
     case PROP_FILE:
       g_value_set_object (value, self->file);
+      break;
+
+    case PROP_VIEW_STATE:
+      g_value_set_object (value, self->view_state);
       break;
 
     default:
@@ -505,9 +585,21 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   properties[PROP_FILE] =
     g_param_spec_object ("file", NULL, NULL, G_TYPE_FILE,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+
+  /**
+   * CowscopeWindow:view-state:
+   *
+   * The view state of the session shown (every view of the session page
+   * binds to it), or %NULL without a session.  Replaced, with a
+   * notification, each time a session loads.
+   */
+  properties[PROP_VIEW_STATE] =
+    g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (COWSCOPE_TYPE_START_PAGE);
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_VIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/cowscope/Cowscope/cowscope-window.ui");
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, window_title);
@@ -523,6 +615,19 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_panel_slot);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, details_list);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, error_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, timeline_view);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, graph_view);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, explanation_panel);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, events_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, objects_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, warnings_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_stack);
+  g_type_ensure (COWSCOPE_TYPE_GRAPH_VIEW);
+  g_type_ensure (COWSCOPE_TYPE_EXPLANATION_PANEL);
+  g_type_ensure (COWSCOPE_TYPE_TABLES_VIEW);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_progress);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_progress);
 
 }
 
@@ -565,14 +670,17 @@ cowscope_window_new (CowscopeApplication *application)
 /**
  * cowscope_window_open:
  *
- * Starts opening @file in this window (read-only; checked on a worker
- * thread).  When done, the session page or, on failure, the error page or
- * a toast is shown.  Opening again cancels a check still running.
+ * Starts opening @file in this window (read-only; loaded by the session
+ * model on a worker thread, with its progress shown).  When done, the
+ * session page with a new view state or, on failure, the error page or a
+ * toast is shown.  Opening again cancels a load still running.
  */
 void
 cowscope_window_open (CowscopeWindow *self,
                       GFile          *file)
 {
+  g_autofree char *path = NULL;
+
   g_return_if_fail (COWSCOPE_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
 
@@ -581,7 +689,23 @@ cowscope_window_open (CowscopeWindow *self,
   self->cancellable = g_cancellable_new ();
   g_set_object (&self->loading, file);
 
-  cowscope_session_check_async (file, self->cancellable, check_cb, g_object_ref (self));
+  path = g_file_get_path (file);
+  if (path == NULL)
+    {
+      g_autoptr(GError) error = g_error_new (COWSCOPE_SESSION_MODEL_ERROR,
+                                             COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND,
+                                             _("Only local files can be opened"));
+
+      g_clear_object (&self->loading);
+      g_clear_object (&self->cancellable);
+      show_error (self, file, error);
+      return;
+    }
+
+  show_loading (self, file);
+  cowscope_session_document_load_async (path, self->cancellable,
+                                        load_progress_cb, g_object_ref (self), g_object_unref,
+                                        load_cb, g_object_ref (self));
 }
 
 /**
@@ -600,15 +724,45 @@ cowscope_window_get_file (CowscopeWindow *self)
 /**
  * cowscope_window_is_empty:
  *
- * Returns: %TRUE when the window shows no session and loads none, so a
- *   file may be opened in it instead of a new window.
+ * Returns: %TRUE when the window shows no session, loads none and
+ *   records none, so a file may be opened in it instead of a new window.
  */
 gboolean
 cowscope_window_is_empty (CowscopeWindow *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), FALSE);
 
-  return self->file == NULL && self->loading == NULL;
+  return self->file == NULL && self->loading == NULL
+         && gtk_stack_get_child_by_name (self->stack, "recording") == NULL;
+}
+
+/**
+ * cowscope_window_set_recording_page:
+ * @page: (nullable): the recording page (cowscope-recording-page.c)
+ *
+ * Shows @page as the window's "recording" page, replacing any other;
+ * NULL removes it and shows the session, or the start page.
+ */
+void
+cowscope_window_set_recording_page (CowscopeWindow *self,
+                                    GtkWidget      *page)
+{
+  GtkWidget *old;
+
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (page == NULL || GTK_IS_WIDGET (page));
+
+  old = gtk_stack_get_child_by_name (self->stack, "recording");
+  if (old != NULL && old != page)
+    gtk_stack_remove (self->stack, old);
+  if (page != NULL)
+    {
+      if (old != page)
+        gtk_stack_add_named (self->stack, page, "recording");
+      gtk_stack_set_visible_child_name (self->stack, "recording");
+    }
+  else if (old != NULL)
+    gtk_stack_set_visible_child_name (self->stack, self->file != NULL ? "session" : "start");
 }
 
 /**
@@ -651,4 +805,44 @@ cowscope_window_get_error_title (CowscopeWindow *self)
   g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
 
   return adw_status_page_get_title (self->error_page);
+}
+
+/**
+ * cowscope_window_is_loading:
+ *
+ * Returns: %TRUE while a session is being loaded into this window.
+ */
+gboolean
+cowscope_window_is_loading (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), FALSE);
+
+  return self->loading != NULL;
+}
+
+/**
+ * cowscope_window_get_view_state:
+ *
+ * Returns: (transfer none) (nullable): the view state of the session
+ *   shown, or %NULL without one.  See the "view-state" property.
+ */
+CowscopeViewState *
+cowscope_window_get_view_state (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->view_state;
+}
+
+/**
+ * cowscope_window_get_timeline_view:
+ *
+ * Returns: (transfer none): the copy timeline of the session page.
+ */
+CowscopeTimelineView *
+cowscope_window_get_timeline_view (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->timeline_view;
 }

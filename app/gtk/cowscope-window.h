@@ -4,6 +4,8 @@
 #include <adwaita.h>
 
 #include "cowscope-application.h"
+#include "cowscope-timeline-view.h"
+#include "cowscope-view-state.h"
 
 G_BEGIN_DECLS
 
@@ -16,9 +18,14 @@ void            cowscope_window_open             (CowscopeWindow      *self,
                                                   GFile               *file);
 GFile          *cowscope_window_get_file         (CowscopeWindow      *self);
 gboolean        cowscope_window_is_empty         (CowscopeWindow      *self);
+void            cowscope_window_set_recording_page (CowscopeWindow    *self,
+                                                    GtkWidget         *page);
 void            cowscope_window_add_toast        (CowscopeWindow      *self,
                                                   const char          *message);
 const char     *cowscope_window_get_visible_page (CowscopeWindow      *self);
 const char     *cowscope_window_get_error_title  (CowscopeWindow      *self);
+gboolean        cowscope_window_is_loading       (CowscopeWindow      *self);
+CowscopeViewState *cowscope_window_get_view_state (CowscopeWindow     *self);
+CowscopeTimelineView *cowscope_window_get_timeline_view (CowscopeWindow *self);
 
 G_END_DECLS

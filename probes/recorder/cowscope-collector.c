@@ -638,6 +638,24 @@ cowscope_collector_has_failed (CowscopeCollector *c)
   return g_atomic_int_get (&c->failed) != 0;
 }
 
+void
+cowscope_collector_get_live_totals (CowscopeCollector *c, CowscopeCollectorTotals *totals)
+{
+  memset (totals, 0, sizeof *totals);
+  g_mutex_lock (&c->rings_lock);
+  for (guint i = 0; i < c->rings->len; i++)
+    {
+      RingSlot *slot = g_ptr_array_index (c->rings, i);
+      CowscopeRingStats st;
+      cowscope_ring_get_stats (slot->ring, &st);
+      totals->produced += st.produced;
+      totals->stored += st.consumed;
+      totals->dropped += st.dropped;
+      totals->rings++;
+    }
+  g_mutex_unlock (&c->rings_lock);
+}
+
 gboolean
 cowscope_collector_finish (CowscopeCollector *c, CowscopeCollectorTotals *totals,
                            GError **error)

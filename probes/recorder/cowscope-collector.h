@@ -55,6 +55,13 @@ void cowscope_collector_process_end (CowscopeCollector *collector, uint32_t pid,
                                      int64_t end_ns, const char *reason,
                                      int exit_status, int exit_signal);
 
+/* While recording, from any thread: what the rings handed over so far
+ * say (produced, stored = consumed by the drain thread, dropped, rings);
+ * malformed is left 0.  A snapshot, not a transaction: counters of
+ * different rings are read at slightly different moments. */
+void cowscope_collector_get_live_totals (CowscopeCollector *collector,
+                                         CowscopeCollectorTotals *totals);
+
 /* TRUE once the writer hit a write error (it then stops writing). */
 gboolean cowscope_collector_has_failed (CowscopeCollector *collector);
 

@@ -69,6 +69,12 @@ on_signal (int sig)
   errno = saved;
 }
 
+void
+cowscope_record_interrupt (void)
+{
+  on_signal (SIGINT);
+}
+
 static int64_t
 now_ns (void)
 {
@@ -514,7 +520,8 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
   loop.seen_pids = g_hash_table_new (NULL, NULL);
   loop.buffer = g_malloc (MESSAGE_BYTES);
 
-  loop.child = cowscope_target_spawn (program, o->argv, envp, error);
+  loop.child = cowscope_target_spawn_full (program, o->argv, envp, o->working_directory,
+                                           o->stdout_fd, o->stderr_fd, error);
   if (loop.child < 0)
     {
       cowscope_collector_finish (loop.collector, NULL, NULL);
@@ -529,6 +536,8 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
   int64_t child_end_ns = 0, kill_deadline = 0;
   int handled_signals = 0;
   int64_t grace_ns = (o->interrupt_grace_ms > 0 ? o->interrupt_grace_ms : 3000) * 1000000;
+  int64_t start_ns = now_ns (), next_progress_ns = start_ns;
+  int64_t progress_ns = (o->progress_interval_ms > 0 ? o->progress_interval_ms : 100) * 1000000;
   for (;;)
     {
       guint n_conn = loop.connections->len;
@@ -576,6 +585,22 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
         {
           kill (-loop.child, SIGKILL);
           kill_deadline = 0;
+        }
+      if (o->progress && now >= next_progress_ns)
+        {
+          CowscopeCollectorTotals live;
+          cowscope_collector_get_live_totals (loop.collector, &live);
+          CowscopeRecordProgress p = {
+            .elapsed_ns = now - start_ns,
+            .target_pid = loop.child,
+            .processes = g_hash_table_size (loop.seen_pids),
+            .rings = live.rings,
+            .produced = live.produced,
+            .stored = live.stored,
+            .dropped = live.dropped,
+          };
+          o->progress (&p, o->progress_data);
+          next_progress_ns = now + progress_ns;
         }
       if (!killed_for_error && cowscope_collector_has_failed (loop.collector))
         {

@@ -18,6 +18,21 @@
 
 G_BEGIN_DECLS
 
+/* What a recording has collected so far (cowscope_record()'s progress). */
+typedef struct {
+  int64_t elapsed_ns;  /* since the target was started */
+  int target_pid;
+  uint64_t processes;  /* probed processes that said hello */
+  uint64_t rings;      /* threads (rings) handed over */
+  uint64_t produced;
+  uint64_t stored;     /* consumed from the rings, on their way to disk */
+  uint64_t dropped;
+} CowscopeRecordProgress;
+
+/* Called on the thread running cowscope_record(); must not block long. */
+typedef void (*CowscopeRecordProgressFunc) (const CowscopeRecordProgress *progress,
+                                            void *user_data);
+
 typedef struct {
   char **argv;          /* the target: PROGRAM ARGS (NULL-terminated) */
   char **env;           /* extra K=V for the target, or NULL */
@@ -30,6 +45,14 @@ typedef struct {
   uint64_t ring_capacity; /* 0: the probe's default */
   const char *probe_path; /* NULL: cowscope_probe_path_find() */
   int64_t interrupt_grace_ms; /* after SIGINT to the target, before SIGKILL; 0: 3000 */
+  /* For embedding the recorder (the app).  Zero (as _init leaves them)
+   * keeps the command-line behaviour. */
+  const char *working_directory; /* the target starts there; NULL: ours */
+  int stdout_fd;       /* > 0: the target's stdout is a duplicate of it; 0: inherited */
+  int stderr_fd;       /* > 0: likewise for its stderr */
+  CowscopeRecordProgressFunc progress; /* NULL: none; else every progress_interval_ms */
+  void *progress_data;
+  int64_t progress_interval_ms; /* 0: 100 */
 } CowscopeRecordOptions;
 
 typedef struct {
@@ -53,6 +76,14 @@ void cowscope_record_options_init (CowscopeRecordOptions *options);
  * the target could not be started no session file is left behind. */
 gboolean cowscope_record (const CowscopeRecordOptions *options,
                           CowscopeRecordResult *result, GError **error);
+
+/* Stops the recording in progress in this process (on any thread) as a
+ * SIGINT to the recorder would: the target gets SIGINT, then SIGKILL
+ * after the grace period if it is called again or the target lingers,
+ * and the session is finalized as usual (result->interrupted is TRUE).
+ * Async-signal-safe; does nothing when no recording runs.  One recording
+ * at a time per process: the stop channel is process-wide. */
+void cowscope_record_interrupt (void);
 
 void cowscope_record_result_clear (CowscopeRecordResult *result);
 

@@ -73,11 +73,21 @@ cowscope_target_resolve (const char *program, GError **error)
 pid_t
 cowscope_target_spawn (const char *path, char **argv, char **envp, GError **error)
 {
+  return cowscope_target_spawn_full (path, argv, envp, NULL, 0, 0, error);
+}
+
+pid_t
+cowscope_target_spawn_full (const char *path, char **argv, char **envp,
+                            const char *working_directory, int stdout_fd, int stderr_fd,
+                            GError **error)
+{
   posix_spawnattr_t attr;
+  posix_spawn_file_actions_t actions;
   sigset_t none, defaults;
   pid_t pid = -1;
 
   posix_spawnattr_init (&attr);
+  posix_spawn_file_actions_init (&actions);
   sigemptyset (&none);
   sigemptyset (&defaults);
   sigaddset (&defaults, SIGINT);
@@ -89,12 +99,25 @@ cowscope_target_spawn (const char *path, char **argv, char **envp, GError **erro
   posix_spawnattr_setpgroup (&attr, 0);
   posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK
                                      | POSIX_SPAWN_SETSIGDEF);
-  int rc = posix_spawn (&pid, path, NULL, &attr, argv, envp);
+  /* dup2 onto 1 and 2 clears close-on-exec on the copies only. */
+  if (stdout_fd > 0)
+    posix_spawn_file_actions_adddup2 (&actions, stdout_fd, STDOUT_FILENO);
+  if (stderr_fd > 0)
+    posix_spawn_file_actions_adddup2 (&actions, stderr_fd, STDERR_FILENO);
+  if (working_directory && *working_directory)
+    posix_spawn_file_actions_addchdir_np (&actions, working_directory);
+  int rc = posix_spawn (&pid, path, &actions, &attr, argv, envp);
+  posix_spawn_file_actions_destroy (&actions);
   posix_spawnattr_destroy (&attr);
   if (rc != 0)
     {
-      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_SPAWN,
-                   "cannot run '%s': %s", argv[0], g_strerror (rc));
+      if (working_directory && *working_directory)
+        g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_SPAWN,
+                     "cannot run '%s' in '%s': %s", argv[0], working_directory,
+                     g_strerror (rc));
+      else
+        g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_SPAWN,
+                     "cannot run '%s': %s", argv[0], g_strerror (rc));
       return -1;
     }
   return pid;

@@ -24,6 +24,15 @@ char *cowscope_target_resolve (const char *program, GError **error);
  * "cannot run 'ARGV0': <OS error>". */
 pid_t cowscope_target_spawn (const char *path, char **argv, char **envp, GError **error);
 
+/* As cowscope_target_spawn(), and: the target starts in @working_directory
+ * when it is not NULL, and its stdout / stderr are duplicates of
+ * @stdout_fd / @stderr_fd when those are > 0 (0: inherited).  A working
+ * directory that cannot be entered fails with "cannot run 'ARGV0' in
+ * 'DIR': <OS error>". */
+pid_t cowscope_target_spawn_full (const char *path, char **argv, char **envp,
+                                  const char *working_directory, int stdout_fd,
+                                  int stderr_fd, GError **error);
+
 /* How a wait status ended: "exited", "killed" (SIGKILL), "crashed"
  * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) or "signaled"; sets
  * @exit_status / @exit_signal (-1 when not applicable). */

@@ -46,14 +46,11 @@ spin (guint ms)
       g_usleep (1000);
 }
 
-/* True once the window no longer checks a file. */
+/* True once the window no longer loads a file. */
 static gboolean
 window_idle (gpointer data)
 {
-  CowscopeWindow *window = data;
-  const char *page = cowscope_window_get_visible_page (window);
-
-  return g_strcmp0 (page, "start") != 0 || cowscope_window_get_file (window) != NULL;
+  return !cowscope_window_is_loading (data);
 }
 
 /* Returns the path of a file named @name in the test's directory. */

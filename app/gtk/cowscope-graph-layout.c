@@ -1,0 +1,693 @@
+/* cowscope-graph-layout.c — see cowscope-graph-layout.h. */
+#include "cowscope-config.h"
+
+#include <glib/gi18n.h>
+#include <gvc.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "cowscope-graph-layout.h"
+
+/* ---- the layout thread ------------------------------------------------- */
+
+static GThreadPool *layout_pool;   /* one exclusive thread: serial Graphviz */
+static GThread *layout_thread;     /* set by that thread on its first job */
+static GVC_t *layout_gvc;          /* owned by the layout thread */
+
+typedef struct {
+  CowscopeSessionDocument *document;
+  gint64 t;
+  CowscopeSharingGraph *graph;
+  CowscopeGraphLayoutOptions options;
+  GArray *expanded, *focus; /* the copies the options point into */
+} Job;
+
+/* Frees a job and what it holds. */
+static void
+job_free (gpointer data)
+{
+  Job *job = data;
+  g_clear_object (&job->document);
+  g_clear_object (&job->graph);
+  g_clear_pointer (&job->expanded, g_array_unref);
+  g_clear_pointer (&job->focus, g_array_unref);
+  g_free (job);
+}
+
+/* Copies @refs into a new array (possibly empty). */
+static GArray *
+copy_refs (const CowscopeObjectRef *refs, guint n)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectRef));
+  if (refs != NULL && n > 0)
+    g_array_append_vals (a, refs, n);
+  return a;
+}
+
+/* A job with deep copies of @options. */
+static Job *
+job_new (CowscopeSessionDocument *document, gint64 t, CowscopeSharingGraph *graph,
+         const CowscopeGraphLayoutOptions *options)
+{
+  Job *job = g_new0 (Job, 1);
+  job->document = document ? g_object_ref (document) : NULL;
+  job->t = t;
+  job->graph = graph ? g_object_ref (graph) : NULL;
+  if (options != NULL)
+    job->options = *options;
+  job->expanded = copy_refs (job->options.expanded, job->options.n_expanded);
+  job->focus = copy_refs (job->options.focus, job->options.n_focus);
+  job->options.expanded = (const CowscopeObjectRef *) (gpointer) job->expanded->data;
+  job->options.focus = (const CowscopeObjectRef *) (gpointer) job->focus->data;
+  return job;
+}
+
+static CowscopeGraphScene *layout_run (CowscopeSharingGraph *graph,
+                                       const CowscopeGraphLayoutOptions *options, double build_ms,
+                                       GCancellable *cancellable, GError **error);
+
+/* Serves one GTask on the layout thread: builds the graph if needed, then
+ * aggregates and lays it out; skips work once the task is cancelled. */
+static void
+layout_thread_func (gpointer data, gpointer pool_data)
+{
+  GTask *task = data;
+  Job *job = g_task_get_task_data (task);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSharingGraph) graph = NULL;
+  double build_ms = 0;
+
+  layout_thread = g_thread_self ();
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    goto fail;
+  if (job->graph != NULL)
+    graph = g_object_ref (job->graph);
+  else
+    {
+      gint64 t0 = g_get_monotonic_time ();
+      gint64 seq = cowscope_session_document_seq_at_time (job->document, job->t, &error);
+      if (error != NULL)
+        goto fail;
+      graph = cowscope_sharing_graph_build (job->document, seq,
+                                            cowscope_graph_layout_freed_soon_ns (job->document),
+                                            cancellable, &error);
+      if (graph == NULL)
+        goto fail;
+      build_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, &error))
+    goto fail;
+  CowscopeGraphScene *scene = layout_run (graph, &job->options, build_ms, cancellable, &error);
+  if (scene == NULL)
+    goto fail;
+  g_task_return_pointer (task, scene, g_object_unref);
+  g_object_unref (task);
+  return;
+
+fail:
+  g_task_return_error (task, g_steal_pointer (&error));
+  g_object_unref (task);
+}
+
+/* Creates the pool on first use; thread-safe. */
+static GThreadPool *
+get_pool (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    {
+      layout_pool = g_thread_pool_new (layout_thread_func, NULL, 1, TRUE, NULL);
+      g_once_init_leave (&once, 1);
+    }
+  return layout_pool;
+}
+
+gboolean
+cowscope_graph_layout_is_layout_thread (void)
+{
+  return layout_thread != NULL && g_thread_self () == layout_thread;
+}
+
+gint64
+cowscope_graph_layout_freed_soon_ns (CowscopeSessionDocument *document)
+{
+  gint64 span = cowscope_session_document_get_end_ns (document) -
+                cowscope_session_document_get_start_ns (document);
+  return MAX (span / 50, 1000000);
+}
+
+/* Queues the request; the task owns the job and a reference is handed to
+ * the pool, dropped by layout_thread_func. */
+void
+cowscope_graph_layout_async (CowscopeSessionDocument *document, gint64 t,
+                             CowscopeSharingGraph *graph,
+                             const CowscopeGraphLayoutOptions *options,
+                             GCancellable *cancellable, GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+  g_return_if_fail (graph != NULL || COWSCOPE_IS_SESSION_DOCUMENT (document));
+  GTask *task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, cowscope_graph_layout_async);
+  g_task_set_task_data (task, job_new (document, t, graph, options), job_free);
+  g_thread_pool_push (get_pool (), task, NULL);
+}
+
+CowscopeGraphScene *
+cowscope_graph_layout_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GAsyncResult *result;
+} SyncWait;
+
+/* Completion of a synchronous request: runs in the waiter's context. */
+static void
+sync_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  SyncWait *w = data;
+  g_mutex_lock (&w->lock);
+  w->result = g_object_ref (result);
+  w->done = TRUE;
+  g_cond_signal (&w->cond);
+  g_mutex_unlock (&w->lock);
+}
+
+/* Runs the request with a private main context so the completion does not
+ * depend on any other loop; returns once it completed. */
+CowscopeGraphScene *
+cowscope_graph_layout_sync (CowscopeSharingGraph *graph, const CowscopeGraphLayoutOptions *options,
+                            GError **error)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SHARING_GRAPH (graph), NULL);
+  GMainContext *context = g_main_context_new ();
+  SyncWait w = { 0 };
+  g_main_context_push_thread_default (context);
+  cowscope_graph_layout_async (NULL, 0, graph, options, NULL, sync_done, &w);
+  while (!w.done)
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  CowscopeGraphScene *scene = cowscope_graph_layout_finish (w.result, error);
+  g_object_unref (w.result);
+  g_main_context_unref (context);
+  return scene;
+}
+
+/* ---- aggregation ------------------------------------------------------- */
+
+/* A unit is one scene node before layout: an object, a group of views of
+ * one storage, or an overflow of many objects. */
+typedef struct {
+  guint8 type, kind, state, freed_soon;
+  guint32 pid;
+  guint64 id, nbytes;
+  guint n_members;
+  gint graph_index;
+  gboolean focused;
+  guint component; /* union-find root */
+} Unit;
+
+/* Union-find root of @i with path halving. */
+static guint
+uf_find (guint *parent, guint i)
+{
+  while (parent[i] != i)
+    {
+      parent[i] = parent[parent[i]];
+      i = parent[i];
+    }
+  return i;
+}
+
+/* Whether (@pid, @id) is in @refs (any kind when @kind < 0). */
+static gboolean
+refs_contain (const CowscopeObjectRef *refs, guint n, gint kind, guint32 pid, guint64 id)
+{
+  for (guint i = 0; i < n; i++)
+    if (refs[i].pid == pid && refs[i].id == id && (kind < 0 || (gint) refs[i].kind == kind))
+      return TRUE;
+  return FALSE;
+}
+
+typedef struct {
+  guint root;
+  guint size;
+  guint priority; /* 2 focused, 1 sharing, 0 other */
+  guint64 nbytes;
+} Component;
+
+/* Orders components by priority, then bytes, then size, all descending. */
+static int
+compare_components (gconstpointer a, gconstpointer b)
+{
+  const Component *x = a, *y = b;
+  if (x->priority != y->priority)
+    return x->priority > y->priority ? -1 : 1;
+  if (x->nbytes != y->nbytes)
+    return x->nbytes > y->nbytes ? -1 : 1;
+  if (x->size != y->size)
+    return x->size > y->size ? -1 : 1;
+  return (x->root > y->root) - (x->root < y->root);
+}
+
+/* The bytes an object stands for: a context its allocation's. */
+static guint64
+node_bytes (CowscopeSharingGraph *graph, const CowscopeGraphNode *n)
+{
+  if (n->kind == COWSCOPE_NODE_CONTEXT && n->nbytes == 0 && n->allocation_id != 0)
+    {
+      gint a = cowscope_sharing_graph_lookup (graph, COWSCOPE_NODE_ALLOCATION, n->pid,
+                                              n->allocation_id);
+      if (a >= 0)
+        return cowscope_sharing_graph_get_node (graph, (guint) a)->nbytes;
+    }
+  return n->nbytes;
+}
+
+/* The person-readable first and second lines of a unit. */
+static void
+unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **detail)
+{
+  g_autofree char *size = g_format_size (u->nbytes);
+  const CowscopeGraphNode *n =
+    u->graph_index >= 0 ? cowscope_sharing_graph_get_node (graph, (guint) u->graph_index) : NULL;
+
+  if (u->type == COWSCOPE_SCENE_NODE_GROUP)
+    {
+      *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u tensor", "×%u tensors",
+                                             u->n_members), u->n_members);
+      *detail = g_strdup_printf (_("views of storage %" G_GUINT64_FORMAT), u->id);
+      return;
+    }
+  if (u->type == COWSCOPE_SCENE_NODE_OVERFLOW)
+    {
+      switch (u->kind)
+        {
+        case COWSCOPE_NODE_ALLOCATION:
+          *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more allocation",
+                                                 "×%u more allocations", u->n_members),
+                                    u->n_members);
+          break;
+        case COWSCOPE_NODE_CONTEXT:
+          *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more context",
+                                                 "×%u more contexts", u->n_members),
+                                    u->n_members);
+          break;
+        case COWSCOPE_NODE_STORAGE:
+          *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more storage",
+                                                 "×%u more storages", u->n_members),
+                                    u->n_members);
+          break;
+        default:
+          *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more tensor",
+                                                 "×%u more tensors", u->n_members),
+                                    u->n_members);
+          break;
+        }
+      /* Translators: %s is a size, %u a process id */
+      *detail = g_strdup_printf (_("%s in process %u"), size, u->pid);
+      return;
+    }
+  switch (u->kind)
+    {
+    case COWSCOPE_NODE_ALLOCATION:
+      *label = n->alloc_kind == 1
+                 ? g_strdup_printf (_("CUDA allocation %" G_GUINT64_FORMAT), u->id)
+                 : g_strdup_printf (_("allocation %" G_GUINT64_FORMAT), u->id);
+      *detail = g_steal_pointer (&size);
+      break;
+    case COWSCOPE_NODE_CONTEXT:
+      *label = g_strdup_printf (_("CoW context %" G_GUINT64_FORMAT), u->id);
+      *detail = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "shared by %u storage",
+                                              "shared by %u storages", n->refcount),
+                                 n->refcount);
+      break;
+    case COWSCOPE_NODE_STORAGE:
+      *label = g_strdup_printf (_("storage %" G_GUINT64_FORMAT), u->id);
+      *detail = g_steal_pointer (&size);
+      break;
+    default:
+      *label = n->label != NULL ? g_strdup (n->label)
+                                : g_strdup_printf (_("tensor %" G_GUINT64_FORMAT), u->id);
+      *detail = g_steal_pointer (&size);
+      break;
+    }
+}
+
+/* The node's size in scene units: wider and taller with more bytes,
+ * never narrower than its label needs (estimated at 7 units a char). */
+static void
+unit_size (const Unit *u, const char *label, const char *detail, double *w, double *h)
+{
+  double lb = log2 ((double) MAX (u->nbytes, 256) / 256.0); /* 0 at 256 B, 22 at 1 GiB */
+  double text = 7.0 * (double) MAX (g_utf8_strlen (label, -1), g_utf8_strlen (detail, -1)) + 20;
+  /* Pills and hexagons lose about two thirds of their height to the ends. */
+  if (u->kind == COWSCOPE_NODE_TENSOR || u->kind == COWSCOPE_NODE_CONTEXT)
+    text += 26;
+  *w = CLAMP (64 + 6.0 * lb, 64, 200);
+  *w = MAX (*w, MIN (text, 250));
+  *h = CLAMP (34 + 0.9 * lb, 34, 54);
+  if (u->type != COWSCOPE_SCENE_NODE_OBJECT)
+    *h += 6;
+}
+
+/* ---- Graphviz ---------------------------------------------------------- */
+
+/* Lays out @units with @edges (pairs of unit indices + kind) and returns
+ * the scene.  Layout thread only. */
+static CowscopeGraphScene *
+run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
+              CowscopeSceneStats *stats, GError **error)
+{
+  g_assert (cowscope_graph_layout_is_layout_thread ());
+  GArray *nodes = g_array_sized_new (FALSE, TRUE, sizeof (CowscopeSceneNode), units->len);
+  GArray *edges = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneEdge));
+  g_array_set_size (nodes, units->len);
+
+  GString *dot = g_string_sized_new (64 + 48 * units->len + 24 * uedges->len);
+  g_string_append (dot, "digraph g {\n"
+                        " graph [rankdir=TB, nodesep=0.28, ranksep=0.42, pack=16,"
+                        " packmode=\"array\", splines=true, outputorder=edgesfirst];\n"
+                        " node [shape=box, fixedsize=true, label=\"\"];\n"
+                        " edge [arrowsize=0.7];\n");
+  for (guint i = 0; i < units->len; i++)
+    {
+      const Unit *u = &g_array_index (units, Unit, i);
+      CowscopeSceneNode *n = &g_array_index (nodes, CowscopeSceneNode, i);
+      n->type = u->type;
+      n->kind = u->kind;
+      n->state = u->state;
+      n->freed_soon = u->freed_soon;
+      n->pid = u->pid;
+      n->id = u->id;
+      n->nbytes = u->nbytes;
+      n->n_members = u->n_members;
+      n->graph_index = u->type == COWSCOPE_SCENE_NODE_OBJECT ? u->graph_index : -1;
+      unit_labels (graph, u, &n->label, &n->detail);
+      unit_size (u, n->label, n->detail, &n->width, &n->height);
+      char wbuf[G_ASCII_DTOSTR_BUF_SIZE], hbuf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (wbuf, sizeof wbuf, "%.3f", n->width / 72.0);
+      g_ascii_formatd (hbuf, sizeof hbuf, "%.3f", n->height / 72.0);
+      g_string_append_printf (dot, " n%u [width=%s, height=%s];\n", i, wbuf, hbuf);
+    }
+  for (guint i = 0; i < uedges->len; i += 3)
+    g_string_append_printf (dot, " n%u -> n%u [k=%u];\n", g_array_index (uedges, guint, i),
+                            g_array_index (uedges, guint, i + 1),
+                            g_array_index (uedges, guint, i + 2));
+  g_string_append (dot, "}\n");
+
+  if (layout_gvc == NULL)
+    layout_gvc = gvContext ();
+  agseterr (AGERR);
+  gint64 t0 = g_get_monotonic_time ();
+  Agraph_t *g = agmemread (dot->str);
+  g_string_free (dot, TRUE);
+  if (g == NULL || gvLayout (layout_gvc, g, "dot") != 0)
+    {
+      if (g != NULL)
+        agclose (g);
+      g_array_unref (nodes);
+      g_array_unref (edges);
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                           _("Graphviz could not lay out the graph"));
+      return NULL;
+    }
+  const double margin = 16;
+  boxf bb = GD_bb (g);
+  for (Agnode_t *an = agfstnode (g); an != NULL; an = agnxtnode (g, an))
+    {
+      guint i = (guint) strtoul (agnameof (an) + 1, NULL, 10);
+      if (i >= nodes->len)
+        continue;
+      CowscopeSceneNode *n = &g_array_index (nodes, CowscopeSceneNode, i);
+      pointf c = ND_coord (an);
+      n->width = ND_width (an) * 72.0;
+      n->height = ND_height (an) * 72.0;
+      n->x = c.x - bb.LL.x - n->width / 2 + margin;
+      n->y = bb.UR.y - c.y - n->height / 2 + margin;
+    }
+  for (Agnode_t *an = agfstnode (g); an != NULL; an = agnxtnode (g, an))
+    for (Agedge_t *ae = agfstout (g, an); ae != NULL; ae = agnxtout (g, ae))
+      {
+        CowscopeSceneEdge e = { 0 };
+        e.from = (guint) strtoul (agnameof (agtail (ae)) + 1, NULL, 10);
+        e.to = (guint) strtoul (agnameof (aghead (ae)) + 1, NULL, 10);
+        const char *k = agget (ae, "k");
+        e.kind = k != NULL ? (guint8) atoi (k) : COWSCOPE_EDGE_VIEW_OF;
+        splines *spl = ED_spl (ae);
+        if (spl != NULL && spl->size > 0 && spl->list[0].size > 0)
+          {
+            bezier *bz = &spl->list[0];
+            e.n_points = (guint) bz->size;
+            e.points = g_new (double, 2 * e.n_points);
+            for (guint p = 0; p < e.n_points; p++)
+              {
+                e.points[2 * p] = bz->list[p].x - bb.LL.x + margin;
+                e.points[2 * p + 1] = bb.UR.y - bz->list[p].y + margin;
+              }
+            if (bz->eflag)
+              {
+                e.has_arrow = TRUE;
+                e.arrow_x = bz->ep.x - bb.LL.x + margin;
+                e.arrow_y = bb.UR.y - bz->ep.y + margin;
+              }
+          }
+        g_array_append_val (edges, e);
+      }
+  double width = bb.UR.x - bb.LL.x + 2 * margin;
+  double height = bb.UR.y - bb.LL.y + 2 * margin;
+  gvFreeLayout (layout_gvc, g);
+  agclose (g);
+  stats->layout_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
+  return cowscope_graph_scene_new_take (graph, nodes, edges, width, height, stats);
+}
+
+/* Aggregates @graph as the header describes, then lays it out. */
+static CowscopeGraphScene *
+layout_run (CowscopeSharingGraph *graph, const CowscopeGraphLayoutOptions *options,
+            double build_ms, GCancellable *cancellable, GError **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  CowscopeSceneStats stats = { .build_ms = build_ms };
+  guint n_nodes = cowscope_sharing_graph_get_n_nodes (graph);
+  guint n_edges = cowscope_sharing_graph_get_n_edges (graph);
+  guint threshold = options->group_threshold ? options->group_threshold
+                                             : COWSCOPE_GRAPH_DEFAULT_GROUP_THRESHOLD;
+  guint max_nodes = options->max_nodes ? options->max_nodes : COWSCOPE_GRAPH_DEFAULT_MAX_NODES;
+  stats.n_graph_nodes = n_nodes;
+  stats.n_graph_edges = n_edges;
+
+  /* 1. the size filter */
+  g_autofree guint8 *visible = g_new0 (guint8, MAX (n_nodes, 1));
+  for (guint i = 0; i < n_nodes; i++)
+    {
+      const CowscopeGraphNode *n = cowscope_sharing_graph_get_node (graph, i);
+      visible[i] = options->min_bytes == 0 || node_bytes (graph, n) >= options->min_bytes ||
+                   refs_contain (options->focus, options->n_focus, n->kind, n->pid, n->id);
+      if (!visible[i])
+        stats.n_filtered++;
+    }
+
+  /* 2. views of one storage: count, then group the crowded ones */
+  g_autofree guint *views = g_new0 (guint, MAX (n_nodes, 1));
+  g_autofree gint *storage_of = g_new (gint, MAX (n_nodes, 1));
+  for (guint i = 0; i < n_nodes; i++)
+    storage_of[i] = -1;
+  for (guint i = 0; i < n_edges; i++)
+    {
+      const CowscopeGraphEdge *e = cowscope_sharing_graph_get_edge (graph, i);
+      const CowscopeGraphNode *a = cowscope_sharing_graph_get_node (graph, e->from);
+      const CowscopeGraphNode *b = cowscope_sharing_graph_get_node (graph, e->to);
+      if (e->kind == COWSCOPE_EDGE_VIEW_OF && a->kind == COWSCOPE_NODE_TENSOR &&
+          b->kind == COWSCOPE_NODE_STORAGE && visible[e->from] && visible[e->to])
+        {
+          storage_of[e->from] = (gint) e->to;
+          views[e->to]++;
+        }
+    }
+
+  /* 3. units: one per visible object outside a group, one per group */
+  g_autoptr (GArray) units = g_array_new (FALSE, TRUE, sizeof (Unit));
+  g_autofree gint *unit_of = g_new (gint, MAX (n_nodes, 1));
+  g_autofree gint *group_unit = g_new (gint, MAX (n_nodes, 1)); /* by storage index */
+  for (guint i = 0; i < n_nodes; i++)
+    unit_of[i] = group_unit[i] = -1;
+  for (guint i = 0; i < n_nodes; i++)
+    {
+      if (!visible[i])
+        continue;
+      const CowscopeGraphNode *n = cowscope_sharing_graph_get_node (graph, i);
+      gboolean focused = refs_contain (options->focus, options->n_focus, n->kind, n->pid, n->id);
+      gint s = storage_of[i];
+      if (s >= 0 && views[s] > threshold)
+        {
+          const CowscopeGraphNode *sn = cowscope_sharing_graph_get_node (graph, (guint) s);
+          if (!refs_contain (options->expanded, options->n_expanded, COWSCOPE_NODE_STORAGE,
+                             sn->pid, sn->id))
+            {
+              if (group_unit[s] < 0)
+                {
+                  Unit g = { .type = COWSCOPE_SCENE_NODE_GROUP, .kind = COWSCOPE_NODE_TENSOR,
+                             .state = sn->state, .pid = sn->pid, .id = sn->id,
+                             .graph_index = s };
+                  group_unit[s] = (gint) units->len;
+                  g_array_append_val (units, g);
+                  stats.n_groups++;
+                }
+              Unit *g = &g_array_index (units, Unit, group_unit[s]);
+              g->n_members++;
+              g->nbytes += n->nbytes;
+              g->freed_soon |= n->freed_soon;
+              g->focused |= focused;
+              unit_of[i] = group_unit[s];
+              stats.n_grouped++;
+              continue;
+            }
+        }
+      Unit u = { .type = COWSCOPE_SCENE_NODE_OBJECT, .kind = n->kind, .state = n->state,
+                 .freed_soon = n->freed_soon, .pid = n->pid, .id = n->id,
+                 .nbytes = node_bytes (graph, n), .n_members = 1, .graph_index = (gint) i,
+                 .focused = focused };
+      unit_of[i] = (gint) units->len;
+      g_array_append_val (units, u);
+    }
+
+  /* Edges between units, without duplicates or loops: triples (from, to, kind). */
+  g_autoptr (GArray) uedges = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  g_autoptr (GArray) keys = g_array_sized_new (FALSE, FALSE, sizeof (gint64), n_edges);
+  for (guint i = 0; i < n_edges; i++)
+    {
+      const CowscopeGraphEdge *e = cowscope_sharing_graph_get_edge (graph, i);
+      gint a = unit_of[e->from], b = unit_of[e->to];
+      if (a < 0 || b < 0 || a == b)
+        continue;
+      gint64 key = ((gint64) a << 34) | ((gint64) b << 2) | e->kind;
+      g_array_append_val (keys, key);
+    }
+  /* The hash keys point into `keys`, which no longer grows. */
+  for (guint i = 0; i < keys->len; i++)
+    {
+      gint64 *key = &g_array_index (keys, gint64, i);
+      if (g_hash_table_contains (seen, key))
+        continue;
+      g_hash_table_add (seen, key);
+      guint triple[3] = { (guint) (*key >> 34), (guint) ((*key >> 2) & 0xffffffff),
+                          (guint) (*key & 3) };
+      g_array_append_vals (uedges, triple, 3);
+    }
+
+  /* 4. over budget: keep whole components by priority, count the rest */
+  if (units->len > max_nodes)
+    {
+      g_autofree guint *parent = g_new (guint, units->len);
+      for (guint i = 0; i < units->len; i++)
+        parent[i] = i;
+      for (guint i = 0; i < uedges->len; i += 3)
+        {
+          guint a = uf_find (parent, g_array_index (uedges, guint, i));
+          guint b = uf_find (parent, g_array_index (uedges, guint, i + 1));
+          if (a != b)
+            parent[a] = b;
+        }
+      g_autofree gint *comp_of_root = g_new (gint, units->len);
+      for (guint i = 0; i < units->len; i++)
+        comp_of_root[i] = -1;
+      g_autoptr (GArray) comps = g_array_new (FALSE, TRUE, sizeof (Component));
+      for (guint i = 0; i < units->len; i++)
+        {
+          Unit *u = &g_array_index (units, Unit, i);
+          guint r = uf_find (parent, i);
+          if (comp_of_root[r] < 0)
+            {
+              Component c = { .root = r };
+              comp_of_root[r] = (gint) comps->len;
+              g_array_append_val (comps, c);
+            }
+          Component *c = &g_array_index (comps, Component, comp_of_root[r]);
+          c->size++;
+          c->nbytes += u->nbytes;
+          guint p = u->focused ? 2
+                    : (u->state != COWSCOPE_NODE_STATE_OWNED || u->type != COWSCOPE_SCENE_NODE_OBJECT) ? 1
+                    : 0;
+          c->priority = MAX (c->priority, p);
+        }
+      g_array_sort (comps, compare_components);
+      /* Room for the overflow nodes (at most 4 kinds × a few processes). */
+      guint budget = max_nodes > 64 ? max_nodes - 32 : max_nodes;
+      g_autofree guint8 *keep_root = g_new0 (guint8, units->len);
+      guint kept = 0;
+      for (guint c = 0; c < comps->len; c++)
+        {
+          Component *cp = &g_array_index (comps, Component, c);
+          if (kept + cp->size > budget && !(cp->priority == 2) && kept > 0)
+            continue;
+          keep_root[cp->root] = 1;
+          kept += cp->size;
+        }
+      /* Renumber: kept units first, then one overflow unit per (pid, kind). */
+      g_autofree gint *renum = g_new (gint, units->len);
+      g_autoptr (GArray) next = g_array_new (FALSE, TRUE, sizeof (Unit));
+      g_autoptr (GHashTable) overflow = g_hash_table_new (g_int64_hash, g_int64_equal);
+      for (guint i = 0; i < units->len; i++)
+        {
+          Unit *u = &g_array_index (units, Unit, i);
+          if (keep_root[uf_find (parent, i)])
+            {
+              renum[i] = (gint) next->len;
+              g_array_append_val (next, *u);
+            }
+          else
+            renum[i] = -1;
+        }
+      for (guint i = 0; i < units->len; i++)
+        {
+          Unit *u = &g_array_index (units, Unit, i);
+          if (renum[i] >= 0)
+            continue;
+          gint64 key = ((gint64) u->pid << 8) | u->kind;
+          gpointer found = NULL;
+          if (!g_hash_table_lookup_extended (overflow, &key, NULL, &found))
+            {
+              Unit o = { .type = COWSCOPE_SCENE_NODE_OVERFLOW, .kind = u->kind,
+                         .state = COWSCOPE_NODE_STATE_OWNED, .pid = u->pid, .graph_index = -1 };
+              g_array_append_val (next, o);
+              gint64 *stored = g_new (gint64, 1);
+              *stored = key;
+              g_hash_table_insert (overflow, stored, GUINT_TO_POINTER (next->len - 1));
+              found = GUINT_TO_POINTER (next->len - 1);
+            }
+          Unit *o = &g_array_index (next, Unit, GPOINTER_TO_UINT (found));
+          o->n_members += u->n_members;
+          o->nbytes += u->nbytes;
+          stats.n_aggregated += u->n_members;
+        }
+      GList *stored_keys = g_hash_table_get_keys (overflow);
+      g_list_free_full (stored_keys, g_free);
+      g_autoptr (GArray) nextedges = g_array_new (FALSE, FALSE, sizeof (guint));
+      for (guint i = 0; i < uedges->len; i += 3)
+        {
+          gint a = renum[g_array_index (uedges, guint, i)];
+          gint b = renum[g_array_index (uedges, guint, i + 1)];
+          if (a < 0 || b < 0)
+            continue;
+          guint triple[3] = { (guint) a, (guint) b, g_array_index (uedges, guint, i + 2) };
+          g_array_append_vals (nextedges, triple, 3);
+        }
+      g_array_unref (units);
+      units = g_steal_pointer (&next);
+      g_array_unref (uedges);
+      uedges = g_steal_pointer (&nextedges);
+    }
+  stats.aggregate_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
+
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  return run_graphviz (graph, units, uedges, &stats, error);
+}

@@ -1,0 +1,66 @@
+/* cowscope-graph-view.h — the storage sharing graph at the cursor.
+ *
+ * Follows a CowscopeViewState: each cursor move asks the layout thread
+ * for the graph at that instant (cancelling the previous request, so
+ * only the newest cursor is laid out), and shows the result when it
+ * arrives; the main loop never waits for the model or Graphviz.  A
+ * toolbar offers search by name, a "hide smaller than" filter, zoom and
+ * export as SVG or PNG; clicking a node shows its details, and a group
+ * ("×N tensors") can be expanded.  The view state's highlights are
+ * outlined.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "cowscope-graph-render.h"
+#include "cowscope-graph-scene.h"
+#include "cowscope-view-state.h"
+
+G_BEGIN_DECLS
+
+#define COWSCOPE_TYPE_GRAPH_VIEW (cowscope_graph_view_get_type ())
+G_DECLARE_FINAL_TYPE (CowscopeGraphView, cowscope_graph_view, COWSCOPE, GRAPH_VIEW, GtkWidget)
+
+GtkWidget *cowscope_graph_view_new (void);
+
+CowscopeViewState *cowscope_graph_view_get_view_state (CowscopeGraphView *self);
+/* Follows @state (NULL: none); starts laying out its cursor's graph. */
+void cowscope_graph_view_set_view_state (CowscopeGraphView *self, CowscopeViewState *state);
+
+/* TRUE once the newest request has been laid out and shown (or failed);
+ * FALSE from the moment a new one is made.  Never becomes TRUE inside the
+ * call that made the request: only the main loop delivers the result. */
+gboolean cowscope_graph_view_get_ready (CowscopeGraphView *self);
+/* The scene shown, or NULL. */
+CowscopeGraphScene *cowscope_graph_view_get_scene (CowscopeGraphView *self);
+
+/* Hides objects smaller than @min_bytes (0: none) and lays out again
+ * (without rebuilding the graph). */
+void cowscope_graph_view_set_min_bytes (CowscopeGraphView *self, guint64 min_bytes);
+guint64 cowscope_graph_view_get_min_bytes (CowscopeGraphView *self);
+
+/* Shows (or again groups) the individual views of storage (@pid, @id). */
+void cowscope_graph_view_set_group_expanded (CowscopeGraphView *self, guint32 pid, guint64 id,
+                                             gboolean expanded);
+
+/* Finds objects whose name contains @text (case-insensitive), marks them
+ * and centres the first; returns how many the scene shows now.  A name
+ * only in an aggregated part of the graph triggers a layout that keeps it,
+ * and the search runs again when that layout is shown. */
+guint cowscope_graph_view_search (CowscopeGraphView *self, const char *text);
+guint cowscope_graph_view_get_n_matches (CowscopeGraphView *self);
+
+/* Selects scene node @index (-1: none) and shows its details. */
+void cowscope_graph_view_select_node (CowscopeGraphView *self, gint index);
+gint cowscope_graph_view_get_selected_node (CowscopeGraphView *self);
+
+/* Exports the scene shown to @file (a GTask thread; progress in the view). */
+void cowscope_graph_view_export_async (CowscopeGraphView *self, GFile *file,
+                                       CowscopeGraphExportFormat format,
+                                       GCancellable *cancellable, GAsyncReadyCallback callback,
+                                       gpointer user_data);
+gboolean cowscope_graph_view_export_finish (CowscopeGraphView *self, GAsyncResult *result,
+                                            GError **error);
+
+G_END_DECLS

@@ -1,0 +1,797 @@
+/* cowscope-recording-page.c — what a window shows while a target records.
+ *
+ * The target's command, the time since it started, live counters (events
+ * recorded and dropped, processes, threads) refreshed every 100 ms from
+ * the recorder's progress, the target's stdout and stderr in a monospace
+ * panel, and a Stop button that stops the target as Ctrl+C would.
+ *
+ * The recorder (cowscope_record, blocking) runs in a GTask thread: it
+ * spawns the target, drains its rings and, when the target ends,
+ * finalizes the session, all off the main loop.  Its progress callback
+ * only copies counters under a mutex; the main loop reads them from a
+ * timer.  The target's output comes through a pipe read asynchronously.
+ * When both the recording and the output are done the session is opened
+ * in the same window, with a toast that says how the target ended; a
+ * recorder failure becomes a toast and the start page.  The application
+ * is held while recording, so closing the last window first stops the
+ * target and lets the recorder finish.
+ */
+#include "cowscope-config.h"
+
+#include <fcntl.h>
+#include <gio/gunixinputstream.h>
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cowscope-recorder.h"
+#include "cowscope-recording-page.h"
+#include "cowscope-window.h"
+
+/* The output panel keeps at most this much text (the newest). */
+#define MAX_OUTPUT_CHARS 200000
+/* After the recorder returned: how long the output may stay open (a
+ * daemon the target left behind) before the session opens anyway. */
+#define OUTPUT_GRACE_MS 2000
+#define REFRESH_MS 100
+
+/* Shared by the page and the recording thread. */
+typedef struct
+{
+  GMutex                  lock;      /* protects progress and has_progress */
+  CowscopeRecordProgress  progress;
+  gboolean                has_progress;
+} Shared;
+
+/* What the recording thread needs; owned by the task. */
+typedef struct
+{
+  char                  **argv;
+  char                  **environment;
+  char                   *working_directory;
+  char                   *probe_path;
+  gboolean                cuda;
+  gboolean                stacks;
+  gboolean                block;
+  int                     output_fd;  /* write end of the output pipe, closed by the thread */
+  Shared                 *shared;
+  CowscopeRecordResult    result;
+  gboolean                has_result;
+} Job;
+
+struct _CowscopeRecordingPage
+{
+  AdwBin          parent_instance;
+
+  /* Template children */
+  GtkSpinner     *spinner;
+  GtkLabel       *title_label;
+  GtkLabel       *command_label;
+  GtkLabel       *elapsed_label;
+  GtkWidget      *stop_button;
+  GtkLabel       *stored_label;
+  GtkLabel       *dropped_label;
+  GtkLabel       *processes_label;
+  GtkLabel       *threads_label;
+  GtkTextView    *output_view;
+
+  Shared         *shared;
+  GCancellable   *output_cancellable;
+  GInputStream   *output;
+  guint           refresh_id;
+  guint           grace_id;
+  gint64          start_us;
+  gboolean        running;      /* from start until finished */
+  gboolean        record_done;
+  gboolean        output_done;
+  gboolean        stop_requested;
+  Job            *job;          /* the finished job (a ref on its task), or NULL */
+  GTask          *task;
+  GError         *error;        /* the recorder's failure, or NULL */
+
+  guint64         events_stored;
+  guint64         events_dropped;
+  guint64         processes;
+  guint64         threads;
+};
+
+G_DEFINE_FINAL_TYPE (CowscopeRecordingPage, cowscope_recording_page, ADW_TYPE_BIN)
+
+enum {
+  PROP_0,
+  PROP_RUNNING,
+  PROP_EVENTS_STORED,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void maybe_finish (CowscopeRecordingPage *self);
+
+static Shared *
+shared_new (void)
+{
+  Shared *shared = g_atomic_rc_box_new0 (Shared);
+
+  g_mutex_init (&shared->lock);
+  return shared;
+}
+
+static void
+shared_clear (Shared *shared)
+{
+  g_mutex_clear (&shared->lock);
+}
+
+static void
+shared_unref (Shared *shared)
+{
+  g_atomic_rc_box_release_full (shared, (GDestroyNotify) shared_clear);
+}
+
+static void
+job_free (Job *job)
+{
+  g_strfreev (job->argv);
+  g_strfreev (job->environment);
+  g_free (job->working_directory);
+  g_free (job->probe_path);
+  if (job->output_fd >= 0)
+    close (job->output_fd);
+  cowscope_record_result_clear (&job->result);
+  shared_unref (job->shared);
+  g_free (job);
+}
+
+/* The recorder's progress callback (recording thread): copies only. */
+static void
+progress_cb (const CowscopeRecordProgress *progress,
+             void                         *user_data)
+{
+  Shared *shared = user_data;
+
+  g_mutex_lock (&shared->lock);
+  shared->progress = *progress;
+  shared->has_progress = TRUE;
+  g_mutex_unlock (&shared->lock);
+}
+
+/* A new session path in the user's data folder: recordings/cowscope-
+ * PROGRAM-DATE[-N].cowscope, the folder created.  NULL with @error when
+ * the folder cannot be created. */
+static char *
+new_session_path (const char  *program,
+                  GError     **error)
+{
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "cowscope", "recordings", NULL);
+  g_autofree char *base = g_path_get_basename (program);
+  g_autoptr(GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   _("Cannot create the folder “%s”: %s"), dir, g_strerror (saved));
+      return NULL;
+    }
+
+  for (guint n = 0;; n++)
+    {
+      g_autofree char *name = n == 0 ? g_strdup_printf ("cowscope-%s-%s.cowscope", base, stamp)
+                                     : g_strdup_printf ("cowscope-%s-%s-%u.cowscope", base, stamp, n);
+      char *path = g_build_filename (dir, name, NULL);
+
+      if (!g_file_test (path, G_FILE_TEST_EXISTS))
+        return path;
+      g_free (path);
+    }
+}
+
+/* The recording thread: runs the recorder to the end (the target's end
+ * or a stop), which also finalizes the session.  Returns TRUE with
+ * job->result filled, or the recorder's error. */
+static void
+record_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  Job *job = task_data;
+  CowscopeRecordOptions options;
+  g_autofree char *output = NULL;
+  GError *error = NULL;
+  gboolean ok;
+
+  output = new_session_path (job->argv[0], &error);
+  if (output == NULL)
+    {
+      close (job->output_fd);
+      job->output_fd = -1;
+      g_task_return_error (task, error);
+      return;
+    }
+
+  cowscope_record_options_init (&options);
+  options.argv = job->argv;
+  options.env = job->environment;
+  options.output = output;
+  options.stacks = job->stacks;
+  options.cuda = job->cuda;
+  options.policy = job->block ? COWSCOPE_RING_BLOCK : COWSCOPE_RING_DROP;
+  options.probe_path = job->probe_path;
+  options.working_directory = job->working_directory;
+  options.stdout_fd = job->output_fd;
+  options.stderr_fd = job->output_fd;
+  options.progress = progress_cb;
+  options.progress_data = job->shared;
+  options.progress_interval_ms = 50;
+
+  ok = cowscope_record (&options, &job->result, &error);
+  /* Only the target (and what it forked) keeps the pipe open now. */
+  close (job->output_fd);
+  job->output_fd = -1;
+  job->has_result = TRUE;
+
+  if (ok)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/* The probe library beside the running binary in a build tree
+ * (build/app/gtk/cowscope and build/tests/gui/… both reach
+ * build/probes/probe), or NULL: the recorder then uses
+ * $COWSCOPE_PROBE_PATH or the installed probe. */
+static char *
+find_build_probe (void)
+{
+  g_autofree char *exe = NULL;
+  g_autofree char *dir = NULL;
+  char *candidate;
+
+  if (g_getenv ("COWSCOPE_PROBE_PATH") != NULL)
+    return NULL;
+  exe = g_file_read_link ("/proc/self/exe", NULL);
+  if (exe == NULL)
+    return NULL;
+  dir = g_path_get_dirname (exe);
+  candidate = g_build_filename (dir, "..", "..", "probes", "probe", "libcowscope-probe.so", NULL);
+  if (g_file_test (candidate, G_FILE_TEST_IS_REGULAR))
+    return candidate;
+  g_free (candidate);
+  return NULL;
+}
+
+/* Formats @value with the locale's digit grouping. */
+static char *
+format_count (guint64 value)
+{
+  return g_strdup_printf ("%'" G_GUINT64_FORMAT, value);
+}
+
+/* Shows the counters and the elapsed time. */
+static void
+show_counters (CowscopeRecordingPage *self)
+{
+  g_autofree char *stored = format_count (self->events_stored);
+  g_autofree char *dropped = format_count (self->events_dropped);
+  g_autofree char *processes = format_count (self->processes);
+  g_autofree char *threads = format_count (self->threads);
+
+  gtk_label_set_text (self->stored_label, stored);
+  gtk_label_set_text (self->dropped_label, dropped);
+  gtk_label_set_text (self->processes_label, processes);
+  gtk_label_set_text (self->threads_label, threads);
+  if (self->events_dropped > 0)
+    gtk_widget_add_css_class (GTK_WIDGET (self->dropped_label), "warning");
+}
+
+/* Sets the counters; notifies events-stored when it changed. */
+static void
+set_counters (CowscopeRecordingPage *self,
+              guint64                stored,
+              guint64                dropped,
+              guint64                processes,
+              guint64                threads)
+{
+  gboolean changed = stored != self->events_stored;
+
+  self->events_stored = stored;
+  self->events_dropped = dropped;
+  self->processes = processes;
+  self->threads = threads;
+  show_counters (self);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_EVENTS_STORED]);
+}
+
+/* The refresh timer (main loop, every REFRESH_MS): the latest progress
+ * and the elapsed time. */
+static gboolean
+refresh_cb (gpointer user_data)
+{
+  CowscopeRecordingPage *self = user_data;
+  CowscopeRecordProgress progress;
+  gboolean has;
+  gint64 seconds = (g_get_monotonic_time () - self->start_us) / G_USEC_PER_SEC;
+  g_autofree char *elapsed = NULL;
+
+  g_mutex_lock (&self->shared->lock);
+  progress = self->shared->progress;
+  has = self->shared->has_progress;
+  g_mutex_unlock (&self->shared->lock);
+
+  if (has)
+    set_counters (self, progress.stored, progress.dropped, progress.processes, progress.rings);
+
+  if (seconds >= 3600)
+    elapsed = g_strdup_printf ("%d:%02d:%02d", (int) (seconds / 3600), (int) (seconds / 60 % 60),
+                               (int) (seconds % 60));
+  else
+    elapsed = g_strdup_printf ("%d:%02d", (int) (seconds / 60), (int) (seconds % 60));
+  gtk_label_set_text (self->elapsed_label, elapsed);
+
+  return G_SOURCE_CONTINUE;
+}
+
+/* Appends @text to the output panel (dropping the oldest text beyond
+ * MAX_OUTPUT_CHARS) and keeps the end in view. */
+static void
+append_output (CowscopeRecordingPage *self,
+               const char            *text,
+               gsize                  length)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->output_view);
+  g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
+  GtkTextIter end;
+  int excess;
+
+  gtk_text_buffer_get_end_iter (buffer, &end);
+  gtk_text_buffer_insert (buffer, &end, valid, -1);
+
+  excess = gtk_text_buffer_get_char_count (buffer) - MAX_OUTPUT_CHARS;
+  if (excess > 0)
+    {
+      GtkTextIter start, cut;
+
+      gtk_text_buffer_get_start_iter (buffer, &start);
+      gtk_text_buffer_get_iter_at_offset (buffer, &cut, excess);
+      gtk_text_buffer_delete (buffer, &start, &cut);
+    }
+
+  gtk_text_buffer_get_end_iter (buffer, &end);
+  gtk_text_view_scroll_to_iter (self->output_view, &end, 0.0, FALSE, 0.0, 1.0);
+}
+
+static void read_output (CowscopeRecordingPage *self);
+
+/* One chunk of the target's output arrived (or its end). */
+static void
+output_read_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(CowscopeRecordingPage) self = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result,
+                                                              &error);
+
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+    {
+      if (self->output_done)
+        return;
+      self->output_done = TRUE;
+      maybe_finish (self);
+      return;
+    }
+
+  append_output (self, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  read_output (self);
+}
+
+/* Reads the next chunk of the target's output, asynchronously. */
+static void
+read_output (CowscopeRecordingPage *self)
+{
+  g_input_stream_read_bytes_async (self->output, 16384, G_PRIORITY_DEFAULT,
+                                   self->output_cancellable, output_read_cb,
+                                   g_object_ref (self));
+}
+
+/* After OUTPUT_GRACE_MS: the output is given up on (something the target
+ * started still holds the pipe). */
+static gboolean
+output_grace_cb (gpointer user_data)
+{
+  CowscopeRecordingPage *self = user_data;
+
+  self->grace_id = 0;
+  g_cancellable_cancel (self->output_cancellable);
+  if (!self->output_done)
+    {
+      self->output_done = TRUE;
+      maybe_finish (self);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* The recording thread ended: keep its result until the output is done. */
+static void
+record_done_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (source);
+
+  g_task_propagate_boolean (G_TASK (result), &self->error);
+  self->record_done = TRUE;
+  if (!self->output_done)
+    self->grace_id = g_timeout_add (OUTPUT_GRACE_MS, output_grace_cb, self);
+  maybe_finish (self);
+}
+
+/* How the target ended, as one sentence for a toast. */
+static char *
+describe_end (const CowscopeRecordResult *result,
+              gboolean                    stopped)
+{
+  const char *end = result->target_end != NULL ? result->target_end : "unknown";
+  const char *signal_name = result->exit_signal > 0 ? g_strsignal (result->exit_signal) : "";
+
+  if (g_str_equal (end, "exited"))
+    {
+      if (result->exit_status == 0)
+        return g_strdup (_("The program exited normally"));
+      return g_strdup_printf (_("The program exited with status %d"), result->exit_status);
+    }
+  if (stopped || result->interrupted)
+    return g_strdup_printf (_("Recording stopped: the program ended by signal %d (%s)"),
+                            result->exit_signal, signal_name);
+  if (g_str_equal (end, "crashed"))
+    return g_strdup_printf (_("The program crashed: signal %d (%s)"), result->exit_signal,
+                            signal_name);
+  if (g_str_equal (end, "killed") || g_str_equal (end, "signaled"))
+    return g_strdup_printf (_("The program was ended by signal %d (%s)"), result->exit_signal,
+                            signal_name);
+  return g_strdup (_("The program ended in an unknown way"));
+}
+
+/* When the recording and the output are both done: shows the final
+ * counters, then opens the session in the window with a toast saying how
+ * the target ended, or on a recorder failure goes back to the start page
+ * with a toast saying why.  Runs once. */
+static void
+maybe_finish (CowscopeRecordingPage *self)
+{
+  GtkWidget *window;
+  Job *job;
+
+  if (!self->running || !self->record_done || !self->output_done)
+    return;
+
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
+  g_clear_handle_id (&self->grace_id, g_source_remove);
+  gtk_spinner_set_spinning (self->spinner, FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
+  refresh_cb (self);
+
+  /* The final counters, still on this page (a short target may end
+   * before the first refresh). */
+  job = self->task != NULL ? g_task_get_task_data (self->task) : NULL;
+  if (job != NULL && job->has_result && self->error == NULL)
+    set_counters (self, job->result.totals.stored, job->result.totals.dropped,
+                  job->result.processes, job->result.totals.rings);
+  self->running = FALSE;
+
+  window = gtk_widget_get_ancestor (GTK_WIDGET (self), COWSCOPE_TYPE_WINDOW);
+  if (window != NULL)
+    {
+      CowscopeWindow *win = COWSCOPE_WINDOW (window);
+
+      /* Keep this page alive through its removal from the window. */
+      g_object_ref (self);
+      cowscope_window_set_recording_page (win, NULL);
+      if (self->error != NULL || job == NULL)
+        {
+          g_autofree char *text = g_strdup_printf (_("Could not record: %s"),
+                                                   self->error != NULL ? self->error->message : "");
+
+          cowscope_window_add_toast (win, text);
+        }
+      else
+        {
+          g_autoptr(GFile) file = g_file_new_for_path (job->result.session_path);
+          g_autofree char *text = describe_end (&job->result, self->stop_requested);
+
+          cowscope_window_open (win, file);
+          cowscope_window_add_toast (win, text);
+        }
+      g_object_unref (self);
+    }
+
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  g_application_release (g_application_get_default ());
+}
+
+/* Starts the recording of @job (argv, environment, flags filled in). */
+static void
+start (CowscopeRecordingPage *self,
+       Job                   *job)
+{
+  int fds[2];
+  g_autofree char *command = g_strjoinv (" ", job->argv);
+
+  gtk_label_set_text (self->command_label, command);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->command_label), command);
+
+  self->running = TRUE;
+  g_application_hold (g_application_get_default ());
+  self->start_us = g_get_monotonic_time ();
+  self->refresh_id = g_timeout_add (REFRESH_MS, refresh_cb, self);
+
+  if (pipe2 (fds, O_CLOEXEC) != 0)
+    {
+      int saved = errno;
+
+      job_free (job);
+      self->error = g_error_new (G_IO_ERROR, g_io_error_from_errno (saved),
+                                 _("Cannot create a pipe for the program’s output: %s"),
+                                 g_strerror (saved));
+      self->record_done = self->output_done = TRUE;
+      maybe_finish (self);
+      return;
+    }
+
+  job->output_fd = fds[1];
+  job->shared = g_atomic_rc_box_acquire (self->shared);
+  self->output = g_unix_input_stream_new (fds[0], TRUE);
+  self->output_cancellable = g_cancellable_new ();
+  read_output (self);
+
+  self->task = g_task_new (self, NULL, record_done_cb, NULL);
+  g_task_set_source_tag (self->task, start);
+  g_task_set_task_data (self->task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (self->task, record_thread);
+}
+
+/* recording.stop: asks the recorder to stop the target (SIGINT to its
+ * process group, SIGKILL if it lingers); the session then opens as for
+ * a target that ended by itself.  A second press kills at once. */
+static void
+stop_activated (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
+{
+  cowscope_recording_page_stop (COWSCOPE_RECORDING_PAGE (widget));
+}
+
+/* A page taken out of its window while recording (the window closed)
+ * stops the target; the recorder still finalizes the session. */
+static void
+cowscope_recording_page_unroot (GtkWidget *widget)
+{
+  CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (widget);
+
+  if (self->running && !self->record_done)
+    cowscope_recording_page_stop (self);
+
+  GTK_WIDGET_CLASS (cowscope_recording_page_parent_class)->unroot (widget);
+}
+
+static void
+cowscope_recording_page_dispose (GObject *object)
+{
+  CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (object);
+
+  g_clear_handle_id (&self->refresh_id, g_source_remove);
+  g_clear_handle_id (&self->grace_id, g_source_remove);
+  if (self->output_cancellable != NULL)
+    g_cancellable_cancel (self->output_cancellable);
+
+  G_OBJECT_CLASS (cowscope_recording_page_parent_class)->dispose (object);
+}
+
+static void
+cowscope_recording_page_finalize (GObject *object)
+{
+  CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (object);
+
+  g_clear_object (&self->output_cancellable);
+  g_clear_object (&self->output);
+  g_clear_object (&self->task);
+  g_clear_error (&self->error);
+  shared_unref (self->shared);
+
+  G_OBJECT_CLASS (cowscope_recording_page_parent_class)->finalize (object);
+}
+
+static void
+cowscope_recording_page_get_property (GObject    *object,
+                                      guint       prop_id,
+                                      GValue     *value,
+                                      GParamSpec *pspec)
+{
+  CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (object);
+
+  switch (prop_id)
+    {
+    case PROP_RUNNING:
+      g_value_set_boolean (value, self->running);
+      break;
+    case PROP_EVENTS_STORED:
+      g_value_set_uint64 (value, self->events_stored);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+cowscope_recording_page_class_init (CowscopeRecordingPageClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = cowscope_recording_page_dispose;
+  object_class->finalize = cowscope_recording_page_finalize;
+  object_class->get_property = cowscope_recording_page_get_property;
+  widget_class->unroot = cowscope_recording_page_unroot;
+
+  properties[PROP_RUNNING] =
+    g_param_spec_boolean ("running", NULL, NULL, FALSE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_EVENTS_STORED] =
+    g_param_spec_uint64 ("events-stored", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/cowscope/Cowscope/cowscope-recording-page.ui");
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, spinner);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, title_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, command_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, elapsed_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, stop_button);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, stored_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, dropped_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, processes_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, threads_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, output_view);
+
+  gtk_widget_class_install_action (widget_class, "recording.stop", NULL, stop_activated);
+}
+
+static void
+cowscope_recording_page_init (CowscopeRecordingPage *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  self->shared = shared_new ();
+}
+
+/**
+ * cowscope_recording_page_record:
+ * @from: (nullable): the window the request came from
+ * @argv: the program (an absolute path) and its arguments
+ * @working_directory: (nullable): where the program starts; NULL: here
+ * @environment: (nullable): extra NAME=VALUE variables
+ *
+ * Starts recording @argv in @from when that window is empty (start
+ * page), else in a new window, and shows this page there.  Returns at
+ * once; see the file comment for what follows.
+ *
+ * Returns: (transfer none): the page shown.
+ */
+CowscopeRecordingPage *
+cowscope_recording_page_record (GtkWindow          *from,
+                                const char * const *argv,
+                                const char         *working_directory,
+                                const char * const *environment,
+                                gboolean            cuda,
+                                gboolean            stacks,
+                                gboolean            block)
+{
+  CowscopeRecordingPage *self;
+  CowscopeWindow *window;
+  Job *job;
+
+  g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
+
+  if (COWSCOPE_IS_WINDOW (from) && cowscope_window_is_empty (COWSCOPE_WINDOW (from)))
+    window = COWSCOPE_WINDOW (from);
+  else
+    {
+      GApplication *app = g_application_get_default ();
+
+      window = cowscope_window_new (COWSCOPE_APPLICATION (app));
+    }
+  gtk_window_present (GTK_WINDOW (window));
+
+  self = g_object_new (COWSCOPE_TYPE_RECORDING_PAGE, NULL);
+  cowscope_window_set_recording_page (window, GTK_WIDGET (self));
+
+  job = g_new0 (Job, 1);
+  job->argv = g_strdupv ((char **) argv);
+  job->environment = environment != NULL ? g_strdupv ((char **) environment) : NULL;
+  job->working_directory = g_strdup (working_directory);
+  job->probe_path = find_build_probe ();
+  job->cuda = cuda;
+  job->stacks = stacks;
+  job->block = block;
+  job->output_fd = -1;
+  start (self, job);
+  return self;
+}
+
+/* Stops the target as Ctrl+C would (see stop_activated); nothing when
+ * the recording is over. */
+void
+cowscope_recording_page_stop (CowscopeRecordingPage *self)
+{
+  g_return_if_fail (COWSCOPE_IS_RECORDING_PAGE (self));
+
+  if (!self->running || self->record_done)
+    return;
+  self->stop_requested = TRUE;
+  gtk_label_set_text (self->title_label, _("Stopping…"));
+  cowscope_record_interrupt ();
+}
+
+/* TRUE from the start of the recording until its session is opened. */
+gboolean
+cowscope_recording_page_is_running (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), FALSE);
+
+  return self->running;
+}
+
+/* The largest "events recorded" count shown so far. */
+guint64
+cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), 0);
+
+  return self->events_stored;
+}
+
+/* Returns: (transfer full): the text of the output panel. */
+char *
+cowscope_recording_page_get_output (CowscopeRecordingPage *self)
+{
+  GtkTextBuffer *buffer;
+  GtkTextIter start, end;
+
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  buffer = gtk_text_view_get_buffer (self->output_view);
+  gtk_text_buffer_get_bounds (buffer, &start, &end);
+  return gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
+}
+
+/**
+ * cowscope_recording_page_find_demo:
+ *
+ * Returns: (transfer full) (nullable): the bundled demo target: from
+ *   $COWSCOPE_DEMO, beside the running binary in a build tree, in
+ *   BINDIR, or in $PATH; NULL when none is executable.
+ */
+char *
+cowscope_recording_page_find_demo (void)
+{
+  const char *env = g_getenv ("COWSCOPE_DEMO");
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *dir = exe != NULL ? g_path_get_dirname (exe) : NULL;
+  g_autofree char *build = dir != NULL ? g_build_filename (dir, "..", "..", "engine", "demo",
+                                                           "cowscope-demo", NULL) : NULL;
+  const char *candidates[] = { env, build, BINDIR "/cowscope-demo" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
+    if (candidates[i] != NULL && g_file_test (candidates[i], G_FILE_TEST_IS_EXECUTABLE)
+        && !g_file_test (candidates[i], G_FILE_TEST_IS_DIR))
+      return g_canonicalize_filename (candidates[i], NULL);
+
+  return g_find_program_in_path ("cowscope-demo");
+}

@@ -1,0 +1,25 @@
+/* cowscope-recording-page.h — what a window shows while a target records. */
+#pragma once
+
+#include <adwaita.h>
+
+G_BEGIN_DECLS
+
+#define COWSCOPE_TYPE_RECORDING_PAGE (cowscope_recording_page_get_type ())
+
+G_DECLARE_FINAL_TYPE (CowscopeRecordingPage, cowscope_recording_page, COWSCOPE, RECORDING_PAGE, AdwBin)
+
+CowscopeRecordingPage *cowscope_recording_page_record     (GtkWindow             *from,
+                                                           const char * const    *argv,
+                                                           const char            *working_directory,
+                                                           const char * const    *environment,
+                                                           gboolean               cuda,
+                                                           gboolean               stacks,
+                                                           gboolean               block);
+void                   cowscope_recording_page_stop       (CowscopeRecordingPage *self);
+gboolean               cowscope_recording_page_is_running (CowscopeRecordingPage *self);
+guint64                cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self);
+char                  *cowscope_recording_page_get_output (CowscopeRecordingPage *self);
+char                  *cowscope_recording_page_find_demo  (void);
+
+G_END_DECLS

@@ -1,0 +1,721 @@
+/* cowscope-tables-view.c — see cowscope-tables-view.h. */
+#include "cowscope-config.h"
+
+#include <glib/gi18n.h>
+#include <string.h>
+
+#include "cowscope-event-item.h"
+#include "cowscope-event-list.h"
+#include "cowscope-object-item.h"
+#include "cowscope-object-list.h"
+#include "cowscope-tables-view.h"
+#include "cowscope-warning-item.h"
+#include "cowscope-warning-list.h"
+
+#define MAX_SCAN 200000 /* rows searched for a selected seq in a sorted table */
+
+typedef struct _CowscopeTablesView CowscopeTablesView;
+
+/* One column: a number or a text per row. */
+typedef struct {
+  const char *id;
+  const char *title;
+  gint64 (*number) (gpointer item);                       /* numeric columns */
+  char *(*text) (CowscopeTablesView *self, gpointer item); /* every column */
+  const char *property;                                   /* string property for a GtkStringSorter */
+  gboolean expand;
+} ColumnDef;
+
+struct _CowscopeTablesView {
+  GtkWidget parent_instance;
+  GtkWidget *box;
+  GtkSearchEntry *filter_entry;
+  GtkLabel *count_label;
+  GtkScrolledWindow *scroller;
+  GtkColumnView *column_view;
+
+  CowscopeTablesKind kind;
+  const ColumnDef *columns;
+  guint n_columns;
+  CowscopeViewState *state;
+  gulong selected_handler;
+  GCancellable *cancellable;
+  GListModel *source;             /* the model's rows */
+  GtkFilterListModel *filter_model;
+  GtkSortListModel *sort_model;
+  GtkSingleSelection *selection;
+  GtkCustomFilter *filter;
+  char *filter_text;              /* casefolded, or NULL */
+  gboolean syncing;               /* selection being set from the view state */
+  gboolean loaded;
+};
+
+G_DEFINE_FINAL_TYPE (CowscopeTablesView, cowscope_tables_view, GTK_TYPE_WIDGET)
+
+enum { PROP_0, PROP_KIND, PROP_VIEW_STATE, PROP_READY, N_PROPS };
+static GParamSpec *properties[N_PROPS];
+
+/* ---- cell values ---- */
+
+/* Session-relative time for people ("12.345678 ms"), or "—". */
+static char *
+format_ts (CowscopeTablesView *self, gint64 ts)
+{
+  if (ts < 0 || self->state == NULL)
+    return g_strdup ("—");
+  gint64 start = cowscope_session_document_get_start_ns (cowscope_view_state_get_document (self->state));
+  return g_strdup_printf (_("%.6f ms"), (double) (ts - start) / 1e6);
+}
+
+static gint64 ev_seq (gpointer i) { return cowscope_event_item_get_seq (i); }
+static gint64 ev_ts (gpointer i) { return cowscope_event_item_get_ts (i); }
+static gint64 ev_tid (gpointer i) { return cowscope_event_item_get_tid (i); }
+static gint64 ev_pid (gpointer i) { return cowscope_event_item_get_pid (i); }
+static char *ev_seq_text (CowscopeTablesView *s, gpointer i) { return g_strdup_printf ("%" G_GINT64_FORMAT, ev_seq (i)); }
+static char *ev_ts_text (CowscopeTablesView *s, gpointer i) { return format_ts (s, ev_ts (i)); }
+static char *ev_pid_text (CowscopeTablesView *s, gpointer i) { return g_strdup_printf ("%" G_GINT64_FORMAT, ev_pid (i)); }
+static char *ev_tid_text (CowscopeTablesView *s, gpointer i)
+{
+  const char *name = s->state ? cowscope_session_document_thread_name (
+    cowscope_view_state_get_document (s->state), cowscope_event_item_get_pid (i), ev_tid (i)) : NULL;
+  return name ? g_strdup_printf ("%s (%" G_GINT64_FORMAT ")", name, ev_tid (i))
+              : g_strdup_printf ("%" G_GINT64_FORMAT, ev_tid (i));
+}
+static char *ev_type_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_event_item_get_type_name (i)); }
+static char *ev_op_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_event_item_get_op_name (i)); }
+static char *ev_values_text (CowscopeTablesView *s, gpointer i)
+{
+  return g_strdup_printf ("%" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %"
+                          G_GINT64_FORMAT, cowscope_event_item_get_value (i, 0),
+                          cowscope_event_item_get_value (i, 1), cowscope_event_item_get_value (i, 2),
+                          cowscope_event_item_get_value (i, 3));
+}
+
+static const ColumnDef event_columns[] = {
+  { "seq", N_("Seq"), ev_seq, ev_seq_text, NULL, FALSE },
+  { "time", N_("Time"), ev_ts, ev_ts_text, NULL, FALSE },
+  { "pid", N_("Process"), ev_pid, ev_pid_text, NULL, FALSE },
+  { "thread", N_("Thread"), ev_tid, ev_tid_text, NULL, FALSE },
+  { "event", N_("Event"), NULL, ev_type_text, "type-name", FALSE },
+  { "op", N_("Operation"), NULL, ev_op_text, "op-name", FALSE },
+  { "values", N_("Values"), NULL, ev_values_text, NULL, TRUE },
+};
+
+static const char *
+object_kind_name (CowscopeNodeKind kind)
+{
+  switch (kind)
+    {
+    case COWSCOPE_NODE_ALLOCATION: return _("Allocation");
+    case COWSCOPE_NODE_CONTEXT: return _("CoW context");
+    case COWSCOPE_NODE_STORAGE: return _("Storage");
+    default: return _("Tensor");
+    }
+}
+
+static gint64 ob_kind (gpointer i) { return cowscope_object_item_get_kind (i); }
+static gint64 ob_pid (gpointer i) { return cowscope_object_item_get_pid (i); }
+static gint64 ob_id (gpointer i) { return (gint64) cowscope_object_item_get_id (i); }
+static gint64 ob_bytes (gpointer i) { return (gint64) cowscope_object_item_get_nbytes (i); }
+static gint64 ob_new (gpointer i) { return cowscope_object_item_get_new_ts (i); }
+static gint64 ob_free (gpointer i)
+{
+  gint64 t = cowscope_object_item_get_free_ts (i);
+  return t < 0 ? G_MAXINT64 : t; /* never freed sorts last */
+}
+static char *ob_kind_text (CowscopeTablesView *s, gpointer i) { return g_strdup (object_kind_name (cowscope_object_item_get_kind (i))); }
+static char *ob_pid_text (CowscopeTablesView *s, gpointer i) { return g_strdup_printf ("%" G_GINT64_FORMAT, ob_pid (i)); }
+static char *ob_id_text (CowscopeTablesView *s, gpointer i) { return g_strdup_printf ("%" G_GINT64_FORMAT, ob_id (i)); }
+static char *ob_name_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_object_item_get_name (i) ? cowscope_object_item_get_name (i) : ""); }
+static char *ob_bytes_text (CowscopeTablesView *s, gpointer i)
+{
+  if (cowscope_object_item_get_kind (i) == COWSCOPE_NODE_TENSOR)
+    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " element",
+                                         "%" G_GUINT64_FORMAT " elements",
+                                         cowscope_object_item_get_nbytes (i)),
+                            cowscope_object_item_get_nbytes (i));
+  return g_format_size (cowscope_object_item_get_nbytes (i));
+}
+static char *ob_new_text (CowscopeTablesView *s, gpointer i) { return format_ts (s, ob_new (i)); }
+static char *ob_free_text (CowscopeTablesView *s, gpointer i) { return format_ts (s, cowscope_object_item_get_free_ts (i)); }
+static char *ob_op_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_object_item_get_op (i) ? cowscope_object_item_get_op (i) : ""); }
+
+static const ColumnDef object_columns[] = {
+  { "kind", N_("Kind"), ob_kind, ob_kind_text, NULL, FALSE },
+  { "pid", N_("Process"), ob_pid, ob_pid_text, NULL, FALSE },
+  { "id", N_("Id"), ob_id, ob_id_text, NULL, FALSE },
+  { "name", N_("Name"), NULL, ob_name_text, "name", TRUE },
+  { "bytes", N_("Size"), ob_bytes, ob_bytes_text, NULL, FALSE },
+  { "created", N_("Created"), ob_new, ob_new_text, NULL, FALSE },
+  { "freed", N_("Freed"), ob_free, ob_free_text, NULL, FALSE },
+  { "op", N_("Made by"), NULL, ob_op_text, NULL, FALSE },
+};
+
+static gint64 wa_seq (gpointer i) { return cowscope_warning_item_get_seq (i); }
+static gint64 wa_ts (gpointer i) { return cowscope_warning_item_get_ts (i); }
+static gint64 wa_kind (gpointer i) { return cowscope_warning_item_get_kind (i); }
+static gint64 wa_tid (gpointer i) { return cowscope_warning_item_get_tid (i); }
+static char *wa_seq_text (CowscopeTablesView *s, gpointer i) { return g_strdup_printf ("%" G_GINT64_FORMAT, wa_seq (i)); }
+static char *wa_ts_text (CowscopeTablesView *s, gpointer i) { return format_ts (s, wa_ts (i)); }
+static char *wa_kind_text (CowscopeTablesView *s, gpointer i)
+{
+  switch (cowscope_warning_item_get_kind (i))
+    {
+    case COWSCOPE_WARNING_VIOLATION: return g_strdup (_("Simulate-mode violation"));
+    case COWSCOPE_WARNING_FAILED_COPY: return g_strdup (_("Failed copy"));
+    default: return g_strdup (_("Eager copy"));
+    }
+}
+static char *wa_tid_text (CowscopeTablesView *s, gpointer i)
+{
+  const char *name = s->state ? cowscope_session_document_thread_name (
+    cowscope_view_state_get_document (s->state), cowscope_warning_item_get_pid (i), wa_tid (i)) : NULL;
+  return name ? g_strdup (name) : g_strdup_printf ("%" G_GINT64_FORMAT, wa_tid (i));
+}
+static char *wa_message_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_warning_item_get_message (i)); }
+
+static const ColumnDef warning_columns[] = {
+  { "seq", N_("Seq"), wa_seq, wa_seq_text, NULL, FALSE },
+  { "time", N_("Time"), wa_ts, wa_ts_text, NULL, FALSE },
+  { "kind", N_("Kind"), wa_kind, wa_kind_text, NULL, FALSE },
+  { "thread", N_("Thread"), wa_tid, wa_tid_text, NULL, FALSE },
+  { "message", N_("Message"), NULL, wa_message_text, "message", TRUE },
+};
+
+/* The event seq a row stands for, or -1 (objects). */
+static gint64
+row_seq (CowscopeTablesView *self, gpointer item)
+{
+  switch (self->kind)
+    {
+    case COWSCOPE_TABLES_EVENTS: return cowscope_event_item_get_seq (item);
+    case COWSCOPE_TABLES_WARNINGS: return cowscope_warning_item_get_seq (item);
+    default: return -1;
+    }
+}
+
+/* ---- cells, sorters, filter ---- */
+
+static void
+setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
+{
+  GtkWidget *label = gtk_inscription_new (NULL);
+  gtk_inscription_set_min_chars (GTK_INSCRIPTION (label), col->expand ? 24 : 6);
+  gtk_inscription_set_nat_chars (GTK_INSCRIPTION (label), col->expand ? 48 : 12);
+  if (col->number != NULL)
+    {
+      gtk_inscription_set_xalign (GTK_INSCRIPTION (label), 1.0);
+      gtk_widget_add_css_class (label, "numeric");
+    }
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
+{
+  GtkWidget *label = gtk_list_item_get_child (item);
+  CowscopeTablesView *self = g_object_get_data (G_OBJECT (factory), "view");
+  g_autofree char *text = col->text (self, gtk_list_item_get_item (item));
+  gtk_inscription_set_text (GTK_INSCRIPTION (label), text);
+  gtk_widget_set_tooltip_text (label, col->expand ? text : NULL);
+}
+
+/* GtkCClosureExpression callback: the column's number for @item. */
+static gint64
+column_number (GObject *item, gpointer data)
+{
+  const ColumnDef *col = data;
+  return item != NULL ? col->number (item) : 0;
+}
+
+/* GtkCustomSorter for text columns without a string property. */
+static int
+compare_text (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const ColumnDef *col = data;
+  CowscopeTablesView *self = g_object_get_data (G_OBJECT (a), "cowscope-view");
+  g_autofree char *x = col->text (self, (gpointer) a);
+  g_autofree char *y = col->text (self, (gpointer) b);
+  int r = g_utf8_collate (x, y);
+  return r < 0 ? GTK_ORDERING_SMALLER : r > 0 ? GTK_ORDERING_LARGER : GTK_ORDERING_EQUAL;
+}
+
+/* A sorter for column @col: numeric on the column's number, a string
+ * sorter on the item's string property, else the text collated. */
+static GtkSorter *
+column_sorter (const ColumnDef *col, GType item_type)
+{
+  if (col->number == NULL && col->property != NULL)
+    return GTK_SORTER (gtk_string_sorter_new (
+      gtk_property_expression_new (item_type, NULL, col->property)));
+  if (col->number != NULL)
+    return GTK_SORTER (gtk_numeric_sorter_new (
+      gtk_cclosure_expression_new (G_TYPE_INT64, NULL, 0, NULL, G_CALLBACK (column_number),
+                                   (gpointer) col, NULL)));
+  return GTK_SORTER (gtk_custom_sorter_new (compare_text, (gpointer) col, NULL));
+}
+
+/* The filter: any column's text contains the search text. */
+static gboolean
+filter_row (gpointer item, gpointer data)
+{
+  CowscopeTablesView *self = data;
+  if (self->filter_text == NULL)
+    return TRUE;
+  for (guint c = 0; c < self->n_columns; c++)
+    {
+      g_autofree char *text = self->columns[c].text (self, item);
+      g_autofree char *folded = g_utf8_casefold (text ? text : "", -1);
+      if (strstr (folded, self->filter_text) != NULL)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* ---- state ---- */
+
+static gboolean
+compute_ready (CowscopeTablesView *self)
+{
+  return self->loaded && gtk_sort_list_model_get_pending (self->sort_model) == 0 &&
+         gtk_filter_list_model_get_pending (self->filter_model) == 0;
+}
+
+/* Updates the row count and notifies "ready". */
+static void
+update_count (CowscopeTablesView *self)
+{
+  guint shown = g_list_model_get_n_items (G_LIST_MODEL (self->sort_model));
+  guint all = self->source ? g_list_model_get_n_items (self->source) : 0;
+  g_autofree char *text = shown == all
+    ? g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u row", "%u rows", all), all)
+    : g_strdup_printf (_("%u of %u rows"), shown, all);
+  gtk_label_set_text (self->count_label, self->loaded ? text : _("Loading…"));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
+}
+
+static void
+pending_cb (GObject *model, GParamSpec *pspec, CowscopeTablesView *self)
+{
+  update_count (self);
+}
+
+/* Scrolls so row @position is in view (no gtk_column_view_scroll_to in 4.8). */
+static void
+scroll_to_row (CowscopeTablesView *self, guint position)
+{
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->sort_model));
+  if (n == 0)
+    return;
+  double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
+  double row = upper / n;
+  double y = row * position;
+  if (y < gtk_adjustment_get_value (adj) || y + row > gtk_adjustment_get_value (adj) + page)
+    gtk_adjustment_set_value (adj, y - page / 2 + row / 2);
+}
+
+/* The shown position of event @seq, or GTK_INVALID_LIST_POSITION. */
+static guint
+position_of_seq (CowscopeTablesView *self, gint64 seq)
+{
+  GListModel *rows = G_LIST_MODEL (self->sort_model);
+  guint n = g_list_model_get_n_items (rows);
+  GtkSorter *sorter = gtk_sort_list_model_get_sorter (self->sort_model);
+  gboolean natural = (sorter == NULL || gtk_sorter_get_order (sorter) == GTK_SORTER_ORDER_NONE) &&
+                     self->filter_text == NULL;
+  if (seq < 0 || n == 0)
+    return GTK_INVALID_LIST_POSITION;
+  if (natural && self->kind == COWSCOPE_TABLES_EVENTS)
+    {
+      gint64 pos = cowscope_event_list_position_of (COWSCOPE_EVENT_LIST (self->source), seq);
+      return pos >= 0 && pos < n ? (guint) pos : GTK_INVALID_LIST_POSITION;
+    }
+  for (guint i = 0; i < n && i < MAX_SCAN; i++)
+    {
+      g_autoptr (GObject) item = g_list_model_get_item (rows, i);
+      if (row_seq (self, item) == seq)
+        return i;
+    }
+  return GTK_INVALID_LIST_POSITION;
+}
+
+/* The view state's selected seq changed: select (and show) its row. */
+static void
+state_selected_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeTablesView *self)
+{
+  if (self->syncing || !self->loaded || self->kind == COWSCOPE_TABLES_OBJECTS)
+    return;
+  guint pos = position_of_seq (self, cowscope_view_state_get_selected_seq (state));
+  self->syncing = TRUE;
+  gtk_single_selection_set_selected (self->selection, pos);
+  self->syncing = FALSE;
+  if (pos != GTK_INVALID_LIST_POSITION)
+    scroll_to_row (self, pos);
+}
+
+/* A row was chosen: tell the view state. */
+static void
+selection_cb (GtkSingleSelection *selection, GParamSpec *pspec, CowscopeTablesView *self)
+{
+  if (self->syncing || self->state == NULL)
+    return;
+  gpointer item = gtk_single_selection_get_selected_item (selection);
+  if (item == NULL)
+    return;
+  self->syncing = TRUE;
+  if (self->kind == COWSCOPE_TABLES_OBJECTS)
+    {
+      CowscopeObjectRef ref = { cowscope_object_item_get_kind (item),
+                                cowscope_object_item_get_pid (item),
+                                cowscope_object_item_get_id (item) };
+      cowscope_view_state_set_highlights (self->state, &ref, 1);
+      gint64 born = cowscope_object_item_get_new_ts (item);
+      gint64 freed = cowscope_object_item_get_free_ts (item);
+      gint64 cursor = cowscope_view_state_get_cursor (self->state);
+      if (cursor < born || (freed >= 0 && cursor >= freed))
+        cowscope_view_state_set_cursor (self->state, born);
+    }
+  else
+    cowscope_view_state_set_selected_seq (self->state, row_seq (self, item));
+  self->syncing = FALSE;
+}
+
+/* Items are made by the model; the text sorter needs the view: tag them. */
+static gpointer
+tag_item (gpointer item, gpointer data)
+{
+  g_object_set_data (item, "cowscope-view", data);
+  return item;
+}
+
+/* Worker thread: reads the keys of the table's rows. */
+static void
+load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  CowscopeTablesView *self = source;
+  CowscopeSessionDocument *doc = task_data;
+  GError *error = NULL;
+  GListModel *model = NULL;
+  switch (self->kind)
+    {
+    case COWSCOPE_TABLES_EVENTS:
+      model = G_LIST_MODEL (cowscope_event_list_new (doc));
+      break;
+    case COWSCOPE_TABLES_WARNINGS:
+      model = G_LIST_MODEL (cowscope_warning_list_new (doc, &error));
+      break;
+    default:
+      {
+        GListStore *store = g_list_store_new (G_TYPE_LIST_MODEL);
+        for (guint k = 0; k < COWSCOPE_N_NODE_KINDS && error == NULL; k++)
+          {
+            g_autoptr (CowscopeObjectList) list = cowscope_object_list_new (doc, k, &error);
+            if (list != NULL)
+              g_list_store_append (store, list);
+          }
+        model = error == NULL ? G_LIST_MODEL (gtk_flatten_list_model_new (G_LIST_MODEL (store)))
+                              : (g_object_unref (store), NULL);
+      }
+      break;
+    }
+  if (model == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, model, g_object_unref);
+}
+
+static void
+loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CowscopeTablesView *self = COWSCOPE_TABLES_VIEW (source);
+  g_autoptr (GError) error = NULL;
+  GListModel *model = g_task_propagate_pointer (G_TASK (result), &error);
+  if (model == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_label_set_text (self->count_label, error->message);
+      return;
+    }
+  if (g_task_get_cancellable (G_TASK (result)) != self->cancellable)
+    {
+      g_object_unref (model);
+      return;
+    }
+  g_clear_object (&self->source);
+  self->source = model;
+  GtkMapListModel *tagged = gtk_map_list_model_new (g_object_ref (model), tag_item, self, NULL);
+  gtk_filter_list_model_set_model (self->filter_model, G_LIST_MODEL (tagged));
+  g_object_unref (tagged);
+  self->loaded = TRUE;
+  update_count (self);
+  if (self->state != NULL)
+    state_selected_cb (self->state, NULL, self);
+}
+
+static void
+filter_changed_cb (GtkSearchEntry *entry, CowscopeTablesView *self)
+{
+  cowscope_tables_view_set_filter_text (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+}
+
+/* ---- GObject ---- */
+
+static void
+cowscope_tables_view_constructed (GObject *object)
+{
+  CowscopeTablesView *self = COWSCOPE_TABLES_VIEW (object);
+  G_OBJECT_CLASS (cowscope_tables_view_parent_class)->constructed (object);
+  switch (self->kind)
+    {
+    case COWSCOPE_TABLES_EVENTS:
+      self->columns = event_columns, self->n_columns = G_N_ELEMENTS (event_columns);
+      break;
+    case COWSCOPE_TABLES_OBJECTS:
+      self->columns = object_columns, self->n_columns = G_N_ELEMENTS (object_columns);
+      break;
+    default:
+      self->columns = warning_columns, self->n_columns = G_N_ELEMENTS (warning_columns);
+      break;
+    }
+  GType item_type = self->kind == COWSCOPE_TABLES_EVENTS    ? COWSCOPE_TYPE_EVENT_ITEM
+                    : self->kind == COWSCOPE_TABLES_OBJECTS ? COWSCOPE_TYPE_OBJECT_ITEM
+                                                            : COWSCOPE_TYPE_WARNING_ITEM;
+  for (guint c = 0; c < self->n_columns; c++)
+    {
+      const ColumnDef *col = &self->columns[c];
+      GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
+      g_object_set_data (G_OBJECT (factory), "view", self);
+      g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), (gpointer) col);
+      g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), (gpointer) col);
+      GtkColumnViewColumn *column = gtk_column_view_column_new (_(col->title), factory);
+      /* gtk_column_view_column_set_id() is GTK 4.10. */
+      g_object_set_data (G_OBJECT (column), "cowscope-id", (gpointer) col->id);
+      gtk_column_view_column_set_resizable (column, TRUE);
+      gtk_column_view_column_set_expand (column, col->expand);
+      GtkSorter *sorter = column_sorter (col, item_type);
+      gtk_column_view_column_set_sorter (column, sorter);
+      g_object_unref (sorter);
+      gtk_column_view_append_column (self->column_view, column);
+      g_object_unref (column);
+    }
+
+  self->filter = gtk_custom_filter_new (filter_row, self, NULL);
+  self->filter_model = gtk_filter_list_model_new (NULL, GTK_FILTER (g_object_ref (self->filter)));
+  gtk_filter_list_model_set_incremental (self->filter_model, TRUE);
+  self->sort_model = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->filter_model)),
+                                              g_object_ref (gtk_column_view_get_sorter (self->column_view)));
+  gtk_sort_list_model_set_incremental (self->sort_model, TRUE);
+  self->selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->sort_model)));
+  gtk_single_selection_set_autoselect (self->selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->selection, TRUE);
+  gtk_column_view_set_model (self->column_view, GTK_SELECTION_MODEL (self->selection));
+  g_signal_connect (self->selection, "notify::selected", G_CALLBACK (selection_cb), self);
+  g_signal_connect (self->sort_model, "notify::pending", G_CALLBACK (pending_cb), self);
+  g_signal_connect (self->filter_model, "notify::pending", G_CALLBACK (pending_cb), self);
+  g_signal_connect_swapped (self->sort_model, "items-changed", G_CALLBACK (update_count), self);
+}
+
+static void
+cowscope_tables_view_dispose (GObject *object)
+{
+  CowscopeTablesView *self = COWSCOPE_TABLES_VIEW (object);
+  cowscope_tables_view_set_view_state (self, NULL);
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  if (self->column_view != NULL)
+    gtk_column_view_set_model (self->column_view, NULL);
+  g_clear_object (&self->selection);
+  g_clear_object (&self->sort_model);
+  g_clear_object (&self->filter_model);
+  g_clear_object (&self->filter);
+  g_clear_object (&self->source);
+  gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_TABLES_VIEW);
+  G_OBJECT_CLASS (cowscope_tables_view_parent_class)->dispose (object);
+}
+
+static void
+cowscope_tables_view_finalize (GObject *object)
+{
+  g_free (COWSCOPE_TABLES_VIEW (object)->filter_text);
+  G_OBJECT_CLASS (cowscope_tables_view_parent_class)->finalize (object);
+}
+
+static void
+cowscope_tables_view_get_property (GObject *object, guint prop_id, GValue *value,
+                                   GParamSpec *pspec)
+{
+  CowscopeTablesView *self = COWSCOPE_TABLES_VIEW (object);
+  switch (prop_id)
+    {
+    case PROP_KIND: g_value_set_int (value, self->kind); break;
+    case PROP_VIEW_STATE: g_value_set_object (value, self->state); break;
+    case PROP_READY: g_value_set_boolean (value, compute_ready (self)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+cowscope_tables_view_set_property (GObject *object, guint prop_id, const GValue *value,
+                                   GParamSpec *pspec)
+{
+  CowscopeTablesView *self = COWSCOPE_TABLES_VIEW (object);
+  switch (prop_id)
+    {
+    case PROP_KIND: self->kind = g_value_get_int (value); break;
+    case PROP_VIEW_STATE: cowscope_tables_view_set_view_state (self, g_value_get_object (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+cowscope_tables_view_class_init (CowscopeTablesViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  object_class->constructed = cowscope_tables_view_constructed;
+  object_class->dispose = cowscope_tables_view_dispose;
+  object_class->finalize = cowscope_tables_view_finalize;
+  object_class->get_property = cowscope_tables_view_get_property;
+  object_class->set_property = cowscope_tables_view_set_property;
+
+  properties[PROP_KIND] = g_param_spec_int ("kind", NULL, NULL, COWSCOPE_TABLES_EVENTS,
+                                            COWSCOPE_TABLES_WARNINGS, COWSCOPE_TABLES_EVENTS,
+                                            G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY |
+                                              G_PARAM_STATIC_STRINGS);
+  properties[PROP_VIEW_STATE] =
+    g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_READY] = g_param_spec_boolean ("ready", NULL, NULL, FALSE,
+                                                 G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/cowscope/Cowscope/cowscope-tables-view.ui");
+  gtk_widget_class_bind_template_child (widget_class, CowscopeTablesView, box);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeTablesView, filter_entry);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeTablesView, count_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeTablesView, scroller);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeTablesView, column_view);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "cowscope-tables-view");
+}
+
+static void
+cowscope_tables_view_init (CowscopeTablesView *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  g_signal_connect (self->filter_entry, "search-changed", G_CALLBACK (filter_changed_cb), self);
+}
+
+GtkWidget *
+cowscope_tables_view_new (CowscopeTablesKind kind)
+{
+  return g_object_new (COWSCOPE_TYPE_TABLES_VIEW, "kind", (int) kind, NULL);
+}
+
+CowscopeTablesKind
+cowscope_tables_view_get_kind (CowscopeTablesView *self)
+{
+  return self->kind;
+}
+
+CowscopeViewState *
+cowscope_tables_view_get_view_state (CowscopeTablesView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), NULL);
+  return self->state;
+}
+
+void
+cowscope_tables_view_set_view_state (CowscopeTablesView *self, CowscopeViewState *state)
+{
+  g_return_if_fail (COWSCOPE_IS_TABLES_VIEW (self));
+  g_return_if_fail (state == NULL || COWSCOPE_IS_VIEW_STATE (state));
+  if (self->state == state)
+    return;
+  if (self->state != NULL)
+    {
+      g_clear_signal_handler (&self->selected_handler, self->state);
+      g_clear_object (&self->state);
+    }
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->loaded = FALSE;
+  if (self->filter_model != NULL)
+    gtk_filter_list_model_set_model (self->filter_model, NULL);
+  g_clear_object (&self->source);
+  if (state != NULL)
+    {
+      self->state = g_object_ref (state);
+      self->selected_handler = g_signal_connect (state, "notify::selected-seq",
+                                                 G_CALLBACK (state_selected_cb), self);
+      self->cancellable = g_cancellable_new ();
+      GTask *task = g_task_new (self, self->cancellable, loaded_cb, NULL);
+      g_task_set_task_data (task, g_object_ref (cowscope_view_state_get_document (state)),
+                            g_object_unref);
+      g_task_run_in_thread (task, load_thread);
+      g_object_unref (task);
+    }
+  if (self->count_label != NULL)
+    update_count (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
+}
+
+gboolean
+cowscope_tables_view_get_ready (CowscopeTablesView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), FALSE);
+  return compute_ready (self);
+}
+
+GListModel *
+cowscope_tables_view_get_rows (CowscopeTablesView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), NULL);
+  return self->loaded ? G_LIST_MODEL (self->sort_model) : NULL;
+}
+
+void
+cowscope_tables_view_sort_by (CowscopeTablesView *self, const char *column_id, GtkSortType order)
+{
+  g_return_if_fail (COWSCOPE_IS_TABLES_VIEW (self));
+  GListModel *columns = gtk_column_view_get_columns (self->column_view);
+  for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+    {
+      g_autoptr (GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+      if (g_strcmp0 (g_object_get_data (G_OBJECT (column), "cowscope-id"), column_id) == 0)
+        gtk_column_view_sort_by_column (self->column_view, column, order);
+    }
+}
+
+void
+cowscope_tables_view_set_filter_text (CowscopeTablesView *self, const char *text)
+{
+  g_return_if_fail (COWSCOPE_IS_TABLES_VIEW (self));
+  g_clear_pointer (&self->filter_text, g_free);
+  if (text != NULL && text[0] != '\0')
+    self->filter_text = g_utf8_casefold (text, -1);
+  if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->filter_entry)), text ? text : "") != 0)
+    {
+      g_signal_handlers_block_by_func (self->filter_entry, filter_changed_cb, self);
+      gtk_editable_set_text (GTK_EDITABLE (self->filter_entry), text ? text : "");
+      g_signal_handlers_unblock_by_func (self->filter_entry, filter_changed_cb, self);
+    }
+  gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
+  update_count (self);
+}
+
+void
+cowscope_tables_view_select_row (CowscopeTablesView *self, guint position)
+{
+  g_return_if_fail (COWSCOPE_IS_TABLES_VIEW (self));
+  gtk_single_selection_set_selected (self->selection, position);
+}
+
+guint
+cowscope_tables_view_get_selected_row (CowscopeTablesView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), GTK_INVALID_LIST_POSITION);
+  return gtk_single_selection_get_selected (self->selection);
+}

@@ -1,0 +1,78 @@
+/* cowscope-timeline-view.h — the copy timeline.
+ *
+ * A time ruler over one lane per counter track (bytes allocated, bytes
+ * shared lazily, live storages), per thread and per CUDA stream of the
+ * session.  It draws only the visible window of its CowscopeViewState,
+ * asking each lane for items aggregated at the widget's pixel width, and
+ * caches each lane's render node until the window, the width or the theme
+ * changes.  It follows and changes the view state: zoom and pan set the
+ * visible window, a click selects an event and moves the cursor, a drag on
+ * the ruler (or with Shift) selects a range whose totals it shows.
+ *
+ * Actions: timeline.zoom-in (+), timeline.zoom-out (−), timeline.zoom-reset
+ * (0), timeline.pan-left (←), timeline.pan-right (→), timeline.zoom-to-range
+ * (Enter), timeline.clear-range (Escape).  Ctrl+scroll and pinch zoom around
+ * the pointer; plain scroll and drag pan; Shift+scroll scrolls the lanes.
+ *
+ * Implements GtkScrollable (vertically): put it in a GtkScrolledWindow.
+ */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "cowscope-timeline-lane.h"
+#include "cowscope-view-state.h"
+
+G_BEGIN_DECLS
+
+#define COWSCOPE_TYPE_TIMELINE_VIEW (cowscope_timeline_view_get_type ())
+G_DECLARE_FINAL_TYPE (CowscopeTimelineView, cowscope_timeline_view, COWSCOPE, TIMELINE_VIEW,
+                      GtkWidget)
+
+/* What a selected range holds, over every thread lane. */
+typedef struct {
+  guint64 events;        /* engine events starting in the range */
+  guint64 copies;        /* materializations that copied (their end event) */
+  guint64 bytes_copied;
+  guint64 steals;        /* materializations that stole */
+  guint64 lazy_clones;   /* lazy clones (not eager copies) */
+} CowscopeRangeTotals;
+
+GtkWidget *cowscope_timeline_view_new (void);
+
+CowscopeViewState *cowscope_timeline_view_get_view_state (CowscopeTimelineView *self);
+void cowscope_timeline_view_set_view_state (CowscopeTimelineView *self,
+                                            CowscopeViewState *state);
+
+/* The lanes shown, top to bottom (counters, threads, CUDA streams). */
+guint cowscope_timeline_view_get_n_lanes (CowscopeTimelineView *self);
+CowscopeTimelineLane *cowscope_timeline_view_get_lane (CowscopeTimelineView *self, guint i);
+/* Where lane @i is, in widget coordinates (it may be scrolled out). */
+void cowscope_timeline_view_get_lane_area (CowscopeTimelineView *self, guint i, int *y,
+                                           int *height);
+
+/* Widget x <-> session time for the visible window. */
+double cowscope_timeline_view_time_to_x (CowscopeTimelineView *self, gint64 t);
+gint64 cowscope_timeline_view_x_to_time (CowscopeTimelineView *self, double x);
+
+/* Zooms by @factor (> 1 zooms in) keeping the time under widget x
+ * @anchor_x where it is. */
+void cowscope_timeline_view_zoom (CowscopeTimelineView *self, double factor, double anchor_x);
+
+/* What a primary click at (@x, @y) does: selects the event there (if any)
+ * and moves the cursor. */
+void cowscope_timeline_view_click (CowscopeTimelineView *self, double x, double y);
+
+/* The totals of the view state's range; FALSE while they are being counted
+ * or when there is no range. */
+gboolean cowscope_timeline_view_get_range_totals (CowscopeTimelineView *self,
+                                                  CowscopeRangeTotals *totals);
+
+/* The colour items of @kind are drawn with (for tests). */
+void cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemKind kind,
+                                            GdkRGBA *color);
+
+/* Snapshots that drew a session so far (for tests and the benchmark). */
+guint cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self);
+
+G_END_DECLS

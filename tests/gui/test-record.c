@@ -1,0 +1,497 @@
+/* test-record.c — recording from the launch dialog to an open session,
+ * and exporting that session in every format, driven through actions.
+ *
+ * Needs $COWSCOPE_DEMO (the demo target) and $COWSCOPE_PROBE_PATH (set
+ * by meson).  Writes screenshots of the launch dialog and the recording
+ * page to $COWSCOPE_SCREENSHOT_DIR. */
+#include <adwaita.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+#include "cowscope-application.h"
+#include "cowscope-export-dialog.h"
+#include "cowscope-record-dialog.h"
+#include "cowscope-recording-page.h"
+#include "cowscope-session.h"
+#include "cowscope-window.h"
+
+static CowscopeApplication *app;
+static char *session_path;  /* the recorded session, for the export tests */
+static char *tmp_dir;
+
+/* Iterates the main context until @done(@data) holds or @seconds pass;
+ * returns whether it holds. */
+static gboolean
+wait_until (gboolean (*done) (gpointer data),
+            gpointer data,
+            guint    seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + seconds * G_USEC_PER_SEC;
+
+  while (!done (data))
+    {
+      if (g_get_monotonic_time () > deadline)
+        return FALSE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+    }
+  return TRUE;
+}
+
+/* Lets pending events, layout and frames run for about @ms. */
+static void
+spin (guint ms)
+{
+  gint64 end = g_get_monotonic_time () + ms * 1000;
+
+  while (g_get_monotonic_time () < end)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+}
+
+/* The first descendant of @widget (itself included) of @type, or NULL. */
+static GtkWidget *
+find_widget (GtkWidget *widget,
+             GType      type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *found = find_widget (child, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* The toplevel of @type, or NULL. */
+static GtkWidget *
+find_toplevel (GType type)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  guint n = g_list_model_get_n_items (toplevels);
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      if (G_TYPE_CHECK_INSTANCE_TYPE (window, type))
+        return GTK_WIDGET (window);
+    }
+  return NULL;
+}
+
+static gboolean
+widget_drawn (gpointer data)
+{
+  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 100;
+}
+
+/* Renders @widget to NAME.png in $COWSCOPE_SCREENSHOT_DIR (or here).
+ * Returns FALSE (writing nothing) when it has not been drawn yet. */
+static gboolean
+screenshot (GtkWidget  *widget,
+            const char *name)
+{
+  int width = gtk_widget_get_width (widget);
+  int height = gtk_widget_get_height (widget);
+  g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  g_autoptr(GskRenderNode) node = NULL;
+  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
+  g_autofree char *file = g_strdup_printf ("%s.png", name);
+  g_autofree char *path = g_build_filename (dir != NULL ? dir : ".", file, NULL);
+  cairo_surface_t *surface;
+  cairo_t *cr;
+
+  gdk_paintable_snapshot (paintable, GDK_SNAPSHOT (snapshot), width, height);
+  node = gtk_snapshot_free_to_node (snapshot);
+  if (node == NULL || width <= 0 || height <= 0)
+    return FALSE;
+  surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cr = cairo_create (surface);
+  cairo_set_source_rgb (cr, 1, 1, 1);
+  cairo_paint (cr);
+  gsk_render_node_draw (node, cr);
+  cairo_destroy (cr);
+  g_assert_cmpint (cairo_surface_write_to_png (surface, path), ==, CAIRO_STATUS_SUCCESS);
+  g_test_message ("screenshot: %s (%dx%d)", path, width, height);
+  cairo_surface_destroy (surface);
+  return TRUE;
+}
+
+/* Activates app.record from @window and returns the dialog it shows. */
+static CowscopeRecordDialog *
+open_record_dialog (CowscopeWindow *window)
+{
+  GtkWidget *dialog;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.record", NULL));
+  dialog = find_toplevel (COWSCOPE_TYPE_RECORD_DIALOG);
+  g_assert_nonnull (dialog);
+  g_assert_true (gtk_window_get_transient_for (GTK_WINDOW (dialog)) == GTK_WINDOW (window));
+  return COWSCOPE_RECORD_DIALOG (dialog);
+}
+
+static gboolean
+no_record_dialog (gpointer data)
+{
+  return find_toplevel (COWSCOPE_TYPE_RECORD_DIALOG) == NULL;
+}
+
+/* A program that does not exist gets an inline error; nothing records. */
+static void
+test_missing_program (void)
+{
+  CowscopeWindow *window = cowscope_window_new (app);
+  CowscopeRecordDialog *dialog;
+
+  gtk_window_present (GTK_WINDOW (window));
+  dialog = open_record_dialog (window);
+  cowscope_record_dialog_set_program (dialog, "/nonexistent/cowscope-no-such-program");
+  cowscope_record_dialog_set_arguments (dialog, "--flag");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  spin (100);
+
+  g_assert_nonnull (cowscope_record_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "does not exist"));
+  g_assert_true (find_toplevel (COWSCOPE_TYPE_RECORD_DIALOG) == GTK_WIDGET (dialog));
+  g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "start");
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  /* A bad quote in the arguments is refused the same way. */
+  cowscope_record_dialog_set_program (dialog, g_getenv ("COWSCOPE_DEMO"));
+  cowscope_record_dialog_set_arguments (dialog, "--steps 'unterminated");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_nonnull (cowscope_record_dialog_get_error (dialog));
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  gtk_window_destroy (GTK_WINDOW (dialog));
+  gtk_window_destroy (GTK_WINDOW (window));
+  spin (50);
+}
+
+typedef struct {
+  CowscopeRecordingPage *page;
+  CowscopeWindow        *window;
+  guint64                max_live_events;
+  guint                  updates;
+  gboolean               screenshot_taken;
+} Recording;
+
+/* events-stored changed while the page is still recording. */
+static void
+events_changed_cb (CowscopeRecordingPage *page,
+                   GParamSpec            *pspec,
+                   Recording             *rec)
+{
+  if (cowscope_recording_page_is_running (page))
+    rec->updates++;
+  if (cowscope_recording_page_is_running (page))
+    rec->max_live_events = MAX (rec->max_live_events,
+                                cowscope_recording_page_get_events_stored (page));
+}
+
+static gboolean
+session_open (gpointer data)
+{
+  Recording *rec = data;
+
+  if (!rec->screenshot_taken && rec->page != NULL && cowscope_recording_page_is_running (rec->page)
+      && gtk_widget_get_mapped (GTK_WIDGET (rec->page))
+      && cowscope_recording_page_get_events_stored (rec->page) > 0)
+    rec->screenshot_taken = screenshot (GTK_WIDGET (rec->window), "cowscope-recording-page");
+  return g_strcmp0 (cowscope_window_get_visible_page (rec->window), "session") == 0
+         && !cowscope_window_is_loading (rec->window);
+}
+
+/* The launch dialog records the demo to its end; the recording page
+ * shows live counters and the demo's output; the session then opens in
+ * the same window and says the demo exited with 0. */
+static void
+test_record_demo (void)
+{
+  const char *demo = g_getenv ("COWSCOPE_DEMO");
+  GSettings *settings = cowscope_application_get_settings (app);
+  Recording rec = { 0 };
+  CowscopeRecordDialog *dialog;
+  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *output = NULL;
+  g_auto(GStrv) saved_args = NULL;
+  gint64 exit_status = -1;
+
+  g_assert_nonnull (demo);
+  /* The recorded session must open without a GPU. */
+  g_settings_set_boolean (settings, "launch-cuda-tracing", FALSE);
+
+  rec.window = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (rec.window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (rec.window));
+  dialog = open_record_dialog (rec.window);
+  cowscope_record_dialog_set_program (dialog, demo);
+  cowscope_record_dialog_set_arguments (dialog, "--quiet --steps 3 training");
+  g_assert_true (wait_until (widget_drawn, dialog, 10));
+  spin (300);
+  g_assert_true (screenshot (GTK_WIDGET (dialog), "cowscope-record-dialog"));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_true (wait_until (no_record_dialog, NULL, 5));
+
+  /* The choices are remembered. */
+  g_assert_cmpstr (g_settings_get_string (settings, "launch-program"), ==, demo);
+  saved_args = g_settings_get_strv (settings, "launch-arguments");
+  g_assert_cmpuint (g_strv_length (saved_args), ==, 4);
+  g_assert_cmpstr (saved_args[2], ==, "3");
+
+  g_assert_cmpstr (cowscope_window_get_visible_page (rec.window), ==, "recording");
+  rec.page = COWSCOPE_RECORDING_PAGE (find_widget (GTK_WIDGET (rec.window),
+                                                   COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_nonnull (rec.page);
+  g_object_ref (rec.page);
+  g_signal_connect (rec.page, "notify::events-stored", G_CALLBACK (events_changed_cb), &rec);
+  g_assert_true (cowscope_recording_page_is_running (rec.page));
+  g_assert_false (cowscope_window_is_empty (rec.window));
+
+  g_assert_true (wait_until (session_open, &rec, 60));
+
+  g_assert_false (cowscope_recording_page_is_running (rec.page));
+  g_test_message ("counter updates on the page: %u, largest: %" G_GUINT64_FORMAT,
+                  rec.updates, rec.max_live_events);
+  g_assert_cmpuint (rec.max_live_events, >, 0);
+  output = cowscope_recording_page_get_output (rec.page);
+  g_test_message ("demo output: %s", output);
+  /* --quiet still prints the demo's summary line. */
+  g_assert_cmpuint (strlen (output), >, 0);
+  g_assert_nonnull (strstr (output, "training"));
+
+  session_path = g_file_get_path (cowscope_window_get_file (rec.window));
+  g_assert_nonnull (session_path);
+  session = cowscope_session_open (session_path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (cowscope_session_get_meta (session, "target_end"), ==, "exited");
+  g_assert_true (cowscope_session_get_meta_int (session, "exit_status", &exit_status));
+  g_assert_cmpint (exit_status, ==, 0);
+  g_assert_true (cowscope_session_is_finalized (session));
+
+  g_signal_handlers_disconnect_by_data (rec.page, &rec);
+  g_object_unref (rec.page);
+  gtk_window_destroy (GTK_WINDOW (rec.window));
+  spin (50);
+}
+
+static gboolean
+no_export_dialog (gpointer data)
+{
+  return find_toplevel (COWSCOPE_TYPE_EXPORT_DIALOG) == NULL;
+}
+
+/* Exports the open session of @window as @format to @name in tmp_dir
+ * through win.export and the dialog; returns the output path. */
+static char *
+export_as (CowscopeWindow       *window,
+           CowscopeExportFormat  format,
+           const char           *name)
+{
+  char *path = g_build_filename (tmp_dir, name, NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  GtkWidget *dialog;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+  dialog = find_toplevel (COWSCOPE_TYPE_EXPORT_DIALOG);
+  g_assert_nonnull (dialog);
+  cowscope_export_dialog_set_format (COWSCOPE_EXPORT_DIALOG (dialog), format);
+  g_assert_cmpint (cowscope_export_dialog_get_format (COWSCOPE_EXPORT_DIALOG (dialog)), ==, format);
+  cowscope_export_dialog_export_to (COWSCOPE_EXPORT_DIALOG (dialog), file);
+  g_assert_true (cowscope_export_dialog_is_busy (COWSCOPE_EXPORT_DIALOG (dialog)));
+  g_assert_true (wait_until (no_export_dialog, NULL, 60));
+  return path;
+}
+
+static gboolean
+window_shows_session (gpointer data)
+{
+  return g_strcmp0 (cowscope_window_get_visible_page (data), "session") == 0
+         && !cowscope_window_is_loading (data);
+}
+
+/* The recorded session in every format, each read back. */
+static void
+test_export_formats (void)
+{
+  CowscopeWindow *window;
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(CowscopeSession) original = NULL;
+  g_autoptr(CowscopeSession) copy = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *copy_path = NULL;
+  g_autofree char *json_path = NULL;
+  g_autofree char *csv_path = NULL;
+  g_autofree char *events_csv = NULL;
+  g_autofree char *csv_text = NULL;
+  gint64 n_original = -1, n_copy = -2;
+  JsonObject *root;
+
+  if (session_path == NULL)
+    {
+      g_test_skip ("no recorded session (the recording test failed)");
+      return;
+    }
+
+  window = cowscope_window_new (app);
+  gtk_window_present (GTK_WINDOW (window));
+  file = g_file_new_for_path (session_path);
+  cowscope_window_open (window, file);
+  g_assert_true (wait_until (window_shows_session, window, 30));
+
+  copy_path = export_as (window, COWSCOPE_EXPORT_FORMAT_SESSION, "copy.cowscope");
+  json_path = export_as (window, COWSCOPE_EXPORT_FORMAT_CHROME, "trace.json");
+  csv_path = export_as (window, COWSCOPE_EXPORT_FORMAT_CSV, "tables");
+
+  /* The copy opens with the same number of events. */
+  original = cowscope_session_open (session_path, &error);
+  g_assert_no_error (error);
+  copy = cowscope_session_open (copy_path, &error);
+  g_assert_no_error (error);
+  g_assert_true (cowscope_session_query_int (original, "SELECT count(*) FROM events", &n_original, &error));
+  g_assert_true (cowscope_session_query_int (copy, "SELECT count(*) FROM events", &n_copy, &error));
+  g_assert_cmpint (n_original, >, 0);
+  g_assert_cmpint (n_copy, ==, n_original);
+
+  /* The trace parses and has events. */
+  g_assert_true (json_parser_load_from_file (parser, json_path, &error));
+  g_assert_no_error (error);
+  root = json_node_get_object (json_parser_get_root (parser));
+  g_assert_true (json_object_has_member (root, "traceEvents"));
+  g_assert_cmpuint (json_array_get_length (json_object_get_array_member (root, "traceEvents")), >, 0);
+
+  /* The CSV folder has events.csv with a header. */
+  events_csv = g_build_filename (csv_path, "events.csv", NULL);
+  g_assert_true (g_file_get_contents (events_csv, &csv_text, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (csv_text, "\r\n"));
+  g_assert_true (g_ascii_isalpha (csv_text[0]));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  spin (50);
+}
+
+
+static gboolean
+page_has_live_events (gpointer data)
+{
+  CowscopeRecordingPage *page = data;
+
+  return cowscope_recording_page_is_running (page)
+         && cowscope_recording_page_get_events_stored (page) > 0;
+}
+
+static gboolean
+page_done (gpointer data)
+{
+  return !cowscope_recording_page_is_running (data);
+}
+
+/* A long recording shows live counters while it runs; Stop ends the
+ * target as Ctrl+C would and its session opens, marked interrupted.
+ * Screenshots of the recording page: a widget snapshot and, when
+ * ImageMagick's `import` is installed, the whole virtual screen. */
+static void
+test_stop_recording (void)
+{
+  const char *demo = g_getenv ("COWSCOPE_DEMO");
+  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
+  const char *argv[] = { demo, "--steps", "100000", "training", NULL };
+  CowscopeWindow *window = cowscope_window_new (app);
+  CowscopeRecordingPage *page;
+  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *import = g_find_program_in_path ("import");
+  gint64 interrupted = 0;
+
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  page = cowscope_recording_page_record (GTK_WINDOW (window), argv, NULL, NULL, FALSE, TRUE, FALSE);
+  g_object_ref (page);
+  g_assert_true (wait_until (page_has_live_events, page, 30));
+  spin (600);
+  g_assert_true (cowscope_recording_page_is_running (page));
+  g_assert_true (screenshot (GTK_WIDGET (window), "cowscope-recording-page"));
+  if (import != NULL)
+    {
+      g_autofree char *png = g_build_filename (dir != NULL ? dir : ".", "cowscope-recording-screen.png", NULL);
+      const char *import_argv[] = { import, "-window", "root", png, NULL };
+
+      g_spawn_sync (NULL, (char **) import_argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL,
+                    NULL, NULL);
+      g_test_message ("screen: %s", png);
+    }
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "recording.stop", NULL));
+  g_assert_true (wait_until (page_done, page, 30));
+  g_assert_true (wait_until (window_shows_session, window, 30));
+
+  path = g_file_get_path (cowscope_window_get_file (window));
+  session = cowscope_session_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_true (cowscope_session_get_meta_int (session, "interrupted", &interrupted));
+  g_assert_cmpint (interrupted, ==, 1);
+
+  g_object_unref (page);
+  gtk_window_destroy (GTK_WINDOW (window));
+  spin (50);
+}
+
+/* Removes @path and, if it is a folder, what is in it (one level). */
+static void
+remove_tree (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *child = g_build_filename (path, name, NULL);
+
+      remove_tree (child);
+    }
+  g_remove (path);
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  adw_init ();
+
+  tmp_dir = g_dir_make_tmp ("cowscope-record-XXXXXX", &error);
+  g_assert_no_error (error);
+
+  app = cowscope_application_new ();
+  g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
+  g_assert_no_error (error);
+
+  g_test_add_func ("/cowscope/record/missing-program", test_missing_program);
+  g_test_add_func ("/cowscope/record/demo", test_record_demo);
+  g_test_add_func ("/cowscope/export/formats", test_export_formats);
+  g_test_add_func ("/cowscope/record/stop", test_stop_recording);
+
+  status = g_test_run ();
+
+  remove_tree (tmp_dir);
+  g_free (tmp_dir);
+  g_free (session_path);
+  g_object_unref (app);
+  return status;
+}
