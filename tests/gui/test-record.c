@@ -243,7 +243,8 @@ test_record_demo (void)
   g_assert_true (wait_until (no_record_dialog, NULL, 5));
 
   /* The choices are remembered. */
-  g_assert_cmpstr (g_settings_get_string (settings, "launch-program"), ==, demo);
+  g_autofree char *saved_program = g_settings_get_string (settings, "launch-program");
+  g_assert_cmpstr (saved_program, ==, demo);
   saved_args = g_settings_get_strv (settings, "launch-arguments");
   g_assert_cmpuint (g_strv_length (saved_args), ==, 4);
   g_assert_cmpstr (saved_args[2], ==, "3");
