@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run-demo.sh — sets up and runs Cowscope's main job: installs the
 # dependencies, configures a release build in build/, builds it, records
-# the bundled demo target under the profiler into build/demo.cowscope and
-# prints the session's report.
+# the bundled demo target under the profiler into build/demo.cowscope,
+# prints the session's report and, when there is a display, opens the
+# session in the application.
 #
 # Usage: build-aux/run-demo.sh [DEMO-ARGUMENT...]
 #
@@ -65,3 +66,13 @@ step "Report of $session"
 "$cli" report "$session"
 echo
 echo "Query it with: sqlite3 $session   or export it: $cli export $session --format chrome -o demo.json"
+
+app="$builddir/app/gtk/cowscope"
+if [[ ! -x "$app" ]]; then
+  echo "The GTK application was not built (it needs GTK 4.8 and libadwaita 1.2): the report above is the result."
+elif [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
+  echo "No display (neither DISPLAY nor WAYLAND_DISPLAY is set): not opening the application; the report above is the result."
+else
+  step "Opening $session in the application"
+  exec "$app" "$session"
+fi
