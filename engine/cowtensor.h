@@ -7,6 +7,7 @@
 #include "cow-allocator.h"
 #include "cow-dtype.h"
 #include "cow-error.h"
+#include "cow-ipc.h"
 #include "cow-lazy.h"
 #include "cow-ops.h"
 #include "cow-range.h"
