@@ -438,6 +438,23 @@ write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char
          && cowscope_session_writer_commit (w, error);
 }
 
+/* Hands @totals to the caller's progress callback. */
+static void
+report_progress (const CowscopeRecordOptions *o, pid_t target, int64_t elapsed_ns,
+                 guint processes, const CowscopeCollectorTotals *totals)
+{
+  CowscopeRecordProgress p = {
+    .elapsed_ns = elapsed_ns,
+    .target_pid = target,
+    .processes = processes,
+    .rings = totals->rings,
+    .produced = totals->produced,
+    .stored = totals->stored,
+    .dropped = totals->dropped,
+  };
+  o->progress (&p, o->progress_data);
+}
+
 gboolean
 cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, GError **error)
 {
@@ -590,16 +607,8 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
         {
           CowscopeCollectorTotals live;
           cowscope_collector_get_live_totals (loop.collector, &live);
-          CowscopeRecordProgress p = {
-            .elapsed_ns = now - start_ns,
-            .target_pid = loop.child,
-            .processes = g_hash_table_size (loop.seen_pids),
-            .rings = live.rings,
-            .produced = live.produced,
-            .stored = live.stored,
-            .dropped = live.dropped,
-          };
-          o->progress (&p, o->progress_data);
+          report_progress (o, loop.child, now - start_ns, g_hash_table_size (loop.seen_pids),
+                           &live);
           next_progress_ns = now + progress_ns;
         }
       if (!killed_for_error && cowscope_collector_has_failed (loop.collector))
@@ -637,6 +646,9 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
 
   if (!cowscope_collector_finish (loop.collector, &result->totals, error))
     goto out;
+  /* The last report carries the final totals, however short the run. */
+  if (o->progress)
+    report_progress (o, loop.child, now_ns () - start_ns, result->processes, &result->totals);
 
   CowscopeSessionWriter *w = cowscope_collector_get_writer (loop.collector);
   const char *gpu;

@@ -50,7 +50,8 @@ typedef struct {
   const char *working_directory; /* the target starts there; NULL: ours */
   int stdout_fd;       /* > 0: the target's stdout is a duplicate of it; 0: inherited */
   int stderr_fd;       /* > 0: likewise for its stderr */
-  CowscopeRecordProgressFunc progress; /* NULL: none; else every progress_interval_ms */
+  CowscopeRecordProgressFunc progress; /* NULL: none; else every progress_interval_ms,
+                                        * and once more with the final totals */
   void *progress_data;
   int64_t progress_interval_ms; /* 0: 100 */
 } CowscopeRecordOptions;
