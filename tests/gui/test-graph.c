@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
+#include "gui-test-support.h"
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
 #include "cowscope-graph-layout.h"
@@ -38,30 +39,7 @@ scratch (const char *name)
   return g_build_filename (dir ? dir : g_get_tmp_dir (), base, NULL);
 }
 
-/* Iterates the main context until @done(@data) holds or 30 s pass. */
-static gboolean
-wait_until (gboolean (*done) (gpointer), gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        return FALSE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-  return TRUE;
-}
 
-/* Lets frames and idles run for about @ms. */
-static void
-spin (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
 
 static gboolean
 view_ready (gpointer data)
@@ -136,7 +114,7 @@ static void
 fixture_tear_down (Fixture *f, gconstpointer data)
 {
   gtk_window_destroy (f->window);
-  spin (20);
+  gui_test_spin (20);
   g_clear_object (&f->state);
 }
 
@@ -153,7 +131,7 @@ show_at (Fixture *f, gint64 t)
   else
     cowscope_view_state_set_cursor (f->state, t);
   g_assert_false (cowscope_graph_view_get_ready (f->view));
-  g_assert_true (wait_until (view_ready, f->view));
+  g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
   CowscopeGraphScene *scene = cowscope_graph_view_get_scene (f->view);
   g_assert_nonnull (scene);
   return scene;
@@ -247,12 +225,12 @@ test_layout_off_main_thread (Fixture *f, gconstpointer data)
   cowscope_view_state_set_cursor (f->state, t + 3000);
   g_usleep (300 * 1000);
   g_assert_false (cowscope_graph_view_get_ready (f->view));
-  g_assert_true (wait_until (view_ready, f->view));
+  g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
   CowscopeGraphScene *scene = cowscope_graph_view_get_scene (f->view);
   g_assert_cmpint (cowscope_sharing_graph_get_seq (cowscope_graph_scene_get_graph (scene)), ==,
                    cowscope_session_document_seq_at_time (doc, t + 3000, NULL));
   /* Drawing is cached: a second frame makes no new tiles. */
-  spin (100);
+  gui_test_spin (100);
 }
 
 static void
@@ -268,7 +246,7 @@ test_search (Fixture *f, gconstpointer data)
   guint n = cowscope_graph_view_search (f->view, wanted);
   if (n == 0)
     {
-      g_assert_true (wait_until (view_ready, f->view));
+      g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
       n = cowscope_graph_view_get_n_matches (f->view);
     }
   g_assert_cmpuint (n, >=, 1);
@@ -282,7 +260,7 @@ test_size_filter (Fixture *f, gconstpointer data)
   guint all = cowscope_graph_scene_get_n_nodes (scene);
   cowscope_graph_view_set_min_bytes (f->view, 64 * 1024);
   g_assert_false (cowscope_graph_view_get_ready (f->view));
-  g_assert_true (wait_until (view_ready, f->view));
+  g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
   scene = cowscope_graph_view_get_scene (f->view);
   const CowscopeSceneStats *st = cowscope_graph_scene_get_stats (scene);
   g_assert_cmpuint (st->n_filtered, >, 0);
@@ -447,7 +425,7 @@ export_and_check (Fixture *f, CowscopeGraphExportFormat format, const char *name
   ExportWait w = { 0 };
   cowscope_graph_view_export_async (f->view, file, format, NULL, export_cb, &w);
   g_assert_false (w.done);
-  g_assert_true (wait_until (export_done, &w));
+  g_assert_true (gui_test_wait_until (export_done, &w, 30));
   g_assert_no_error (w.error);
   g_assert_true (w.ok);
   int width, height;
@@ -505,7 +483,7 @@ test_explanation (void)
   cowscope_explanation_panel_set_view_state (panel, state);
   cowscope_view_state_set_selected_seq (state, info.copy_seq);
   g_assert_false (cowscope_explanation_panel_get_ready (panel));
-  g_assert_true (wait_until (panel_ready, panel));
+  g_assert_true (gui_test_wait_until (panel_ready, panel, 30));
   CowscopeCopyExplanation *ex = cowscope_explanation_panel_get_explanation (panel);
   g_autofree char *text = cowscope_explanation_panel_dup_text (panel);
   g_test_message ("%s", text);
@@ -526,7 +504,7 @@ test_explanation (void)
 
   /* A steal says so. */
   cowscope_view_state_set_selected_seq (state, info.steal_seq);
-  g_assert_true (wait_until (panel_ready, panel));
+  g_assert_true (gui_test_wait_until (panel_ready, panel, 30));
   g_free (text);
   text = cowscope_explanation_panel_dup_text (panel);
   g_assert_nonnull (strstr (text, "Stole the bytes"));
@@ -558,9 +536,9 @@ test_tables (void)
   cowscope_tables_view_set_view_state (objects, state);
   cowscope_tables_view_set_view_state (warnings, state);
   g_assert_false (cowscope_tables_view_get_ready (objects));
-  g_assert_true (wait_until (table_ready, events));
-  g_assert_true (wait_until (table_ready, objects));
-  g_assert_true (wait_until (table_ready, warnings));
+  g_assert_true (gui_test_wait_until (table_ready, events, 30));
+  g_assert_true (gui_test_wait_until (table_ready, objects, 30));
+  g_assert_true (gui_test_wait_until (table_ready, warnings, 30));
 
   /* Row counts are the session's. */
   g_assert_cmpuint (g_list_model_get_n_items (cowscope_tables_view_get_rows (events)), ==, info.n_events);
@@ -577,7 +555,7 @@ test_tables (void)
   for (int pass = 0; pass < 2; pass++)
     {
       cowscope_tables_view_sort_by (objects, "bytes", pass ? GTK_SORT_DESCENDING : GTK_SORT_ASCENDING);
-      g_assert_true (wait_until (table_ready, objects));
+      g_assert_true (gui_test_wait_until (table_ready, objects, 30));
       guint64 prev = pass ? G_MAXUINT64 : 0;
       for (guint i = 0; i < g_list_model_get_n_items (rows); i++)
         {
@@ -593,7 +571,7 @@ test_tables (void)
 
   /* The filter keeps matching rows only. */
   cowscope_tables_view_set_filter_text (events, "materialize_end");
-  g_assert_true (wait_until (table_ready, events));
+  g_assert_true (gui_test_wait_until (table_ready, events, 30));
   guint n_mat = g_list_model_get_n_items (cowscope_tables_view_get_rows (events));
   g_assert_cmpuint (n_mat, >, 0);
   g_assert_cmpuint (n_mat, <, info.n_events);
@@ -604,7 +582,7 @@ test_tables (void)
   g_assert_cmpint (cowscope_view_state_get_selected_seq (state), ==, cowscope_warning_item_get_seq (w0));
   /* ...and the events table follows (within its filter, or after clearing it). */
   cowscope_tables_view_set_filter_text (events, NULL);
-  g_assert_true (wait_until (table_ready, events));
+  g_assert_true (gui_test_wait_until (table_ready, events, 30));
   cowscope_view_state_set_selected_seq (state, info.copy_seq);
   guint pos = cowscope_tables_view_get_selected_row (events);
   g_assert_cmpuint (pos, !=, GTK_INVALID_LIST_POSITION);
@@ -622,9 +600,9 @@ test_tables (void)
 static void
 write_screenshot (GtkWidget *widget, const char *name)
 {
-  /* Snapshot afresh, not the render nodes cached from an earlier frame. */
-  gtk_widget_queue_draw (widget);
-  spin (200);
+  /* Snapshot afresh, not the render nodes cached from an earlier frame:
+   * wait for a frame painted after this call. */
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
   int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
   GdkPaintable *paintable = gtk_widget_paintable_new (widget);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
@@ -680,7 +658,7 @@ test_window_screenshot (void)
                                  GTK_STACK_TRANSITION_TYPE_NONE);
   g_autoptr (GFile) file = g_file_new_for_path (fixture_path);
   cowscope_window_open (window, file);
-  g_assert_true (wait_until (window_shows_graph, window));
+  g_assert_true (gui_test_wait_until (window_shows_graph, window, 30));
   CowscopeViewState *state = cowscope_window_get_view_state (window);
   CowscopeGraphView *graph = COWSCOPE_GRAPH_VIEW (find_child (GTK_WIDGET (window), COWSCOPE_TYPE_GRAPH_VIEW));
   CowscopeExplanationPanel *panel =
@@ -689,8 +667,8 @@ test_window_screenshot (void)
   g_assert_nonnull (panel);
   /* Explain the known copy: the panel tells it, the graph moves to it. */
   cowscope_view_state_set_selected_seq (state, info.copy_seq);
-  g_assert_true (wait_until (panel_ready, panel));
-  g_assert_true (wait_until (view_ready, graph));
+  g_assert_true (gui_test_wait_until (panel_ready, panel, 30));
+  g_assert_true (gui_test_wait_until (view_ready, graph, 30));
   /* The scene at the cursor has the counts of the model's graph there. */
   CowscopeGraphScene *scene = cowscope_graph_view_get_scene (graph);
   g_assert_cmpint (cowscope_sharing_graph_get_seq (cowscope_graph_scene_get_graph (scene)), ==,
@@ -701,7 +679,7 @@ test_window_screenshot (void)
                                              info.copy_storage_id);
   g_assert_cmpint (k, >=, 0);
   cowscope_graph_view_select_node (graph, k);
-  spin (800);
+  gui_test_spin (800);
   g_test_message ("page %s, graph mapped %d, size %dx%d", cowscope_window_get_visible_page (window),
                   gtk_widget_get_mapped (GTK_WIDGET (graph)), gtk_widget_get_width (GTK_WIDGET (graph)),
                   gtk_widget_get_height (GTK_WIDGET (graph)));
@@ -711,12 +689,12 @@ test_window_screenshot (void)
     {
       g_autofree char *cmd = g_strdup_printf ("import -window root %s", g_getenv ("COWSCOPE_IMPORT"));
       g_autofree char *err = NULL;
-      spin (1500);
+      gui_test_spin (1500);
       g_spawn_command_line_sync (cmd, NULL, &err, NULL, NULL);
       g_test_message ("%s: %s", cmd, err ? err : "");
     }
   gtk_window_destroy (GTK_WINDOW (window));
-  spin (50);
+  gui_test_spin (50);
 }
 
 int

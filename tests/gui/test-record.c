@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "gui-test-support.h"
 #include "cowscope-application.h"
 #include "cowscope-export-dialog.h"
 #include "cowscope-record-dialog.h"
@@ -20,35 +21,7 @@ static CowscopeApplication *app;
 static char *session_path;  /* the recorded session, for the export tests */
 static char *tmp_dir;
 
-/* Iterates the main context until @done(@data) holds or @seconds pass;
- * returns whether it holds. */
-static gboolean
-wait_until (gboolean (*done) (gpointer data),
-            gpointer data,
-            guint    seconds)
-{
-  gint64 deadline = g_get_monotonic_time () + seconds * G_USEC_PER_SEC;
 
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        return FALSE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-  return TRUE;
-}
-
-/* Lets pending events, layout and frames run for about @ms. */
-static void
-spin (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
 
 /* The first descendant of @widget (itself included) of @type, or NULL. */
 static GtkWidget *
@@ -85,18 +58,17 @@ find_toplevel (GType type)
   return NULL;
 }
 
-static gboolean
-widget_drawn (gpointer data)
-{
-  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 100;
-}
 
-/* Renders @widget to NAME.png in $COWSCOPE_SCREENSHOT_DIR (or here).
- * Returns FALSE (writing nothing) when it has not been drawn yet. */
+/* Renders @widget to NAME.png in $COWSCOPE_SCREENSHOT_DIR (or here),
+ * once it has drawn.  Returns FALSE (writing nothing) without a node. */
 static gboolean
 screenshot (GtkWidget  *widget,
             const char *name)
 {
+  /* Under load a window can lag behind: snapshot it once it has drawn. */
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
+  g_object_set_data (G_OBJECT (widget), "test-first-frame", NULL);
+
   int width = gtk_widget_get_width (widget);
   int height = gtk_widget_get_height (widget);
   g_autoptr(GdkPaintable) paintable = gtk_widget_paintable_new (widget);
@@ -155,7 +127,7 @@ test_missing_program (void)
   cowscope_record_dialog_set_program (dialog, "/nonexistent/cowscope-no-such-program");
   cowscope_record_dialog_set_arguments (dialog, "--flag");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
-  spin (100);
+  gui_test_spin (100);
 
   g_assert_nonnull (cowscope_record_dialog_get_error (dialog));
   g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "does not exist"));
@@ -172,7 +144,7 @@ test_missing_program (void)
 
   gtk_window_destroy (GTK_WINDOW (dialog));
   gtk_window_destroy (GTK_WINDOW (window));
-  spin (50);
+  gui_test_spin (50);
 }
 
 typedef struct {
@@ -235,12 +207,12 @@ test_record_demo (void)
   dialog = open_record_dialog (rec.window);
   cowscope_record_dialog_set_program (dialog, demo);
   cowscope_record_dialog_set_arguments (dialog, "--quiet --steps 3 training");
-  g_assert_true (wait_until (widget_drawn, dialog, 10));
-  spin (300);
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, dialog, 10));
+  gui_test_spin (300);
   g_assert_true (screenshot (GTK_WIDGET (dialog), "cowscope-record-dialog"));
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
-  g_assert_true (wait_until (no_record_dialog, NULL, 5));
+  g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
 
   /* The choices are remembered. */
   g_autofree char *saved_program = g_settings_get_string (settings, "launch-program");
@@ -258,7 +230,7 @@ test_record_demo (void)
   g_assert_true (cowscope_recording_page_is_running (rec.page));
   g_assert_false (cowscope_window_is_empty (rec.window));
 
-  g_assert_true (wait_until (session_open, &rec, 60));
+  g_assert_true (gui_test_wait_until (session_open, &rec, 60));
 
   g_assert_false (cowscope_recording_page_is_running (rec.page));
   g_test_message ("counter updates on the page: %u, largest: %" G_GUINT64_FORMAT,
@@ -282,7 +254,7 @@ test_record_demo (void)
   g_signal_handlers_disconnect_by_data (rec.page, &rec);
   g_object_unref (rec.page);
   gtk_window_destroy (GTK_WINDOW (rec.window));
-  spin (50);
+  gui_test_spin (50);
 }
 
 static gboolean
@@ -309,7 +281,7 @@ export_as (CowscopeWindow       *window,
   g_assert_cmpint (cowscope_export_dialog_get_format (COWSCOPE_EXPORT_DIALOG (dialog)), ==, format);
   cowscope_export_dialog_export_to (COWSCOPE_EXPORT_DIALOG (dialog), file);
   g_assert_true (cowscope_export_dialog_is_busy (COWSCOPE_EXPORT_DIALOG (dialog)));
-  g_assert_true (wait_until (no_export_dialog, NULL, 60));
+  g_assert_true (gui_test_wait_until (no_export_dialog, NULL, 60));
   return path;
 }
 
@@ -348,7 +320,7 @@ test_export_formats (void)
   gtk_window_present (GTK_WINDOW (window));
   file = g_file_new_for_path (session_path);
   cowscope_window_open (window, file);
-  g_assert_true (wait_until (window_shows_session, window, 30));
+  g_assert_true (gui_test_wait_until (window_shows_session, window, 30));
 
   copy_path = export_as (window, COWSCOPE_EXPORT_FORMAT_SESSION, "copy.cowscope");
   json_path = export_as (window, COWSCOPE_EXPORT_FORMAT_CHROME, "trace.json");
@@ -379,7 +351,7 @@ test_export_formats (void)
   g_assert_true (g_ascii_isalpha (csv_text[0]));
 
   gtk_window_destroy (GTK_WINDOW (window));
-  spin (50);
+  gui_test_spin (50);
 }
 
 
@@ -420,8 +392,8 @@ test_stop_recording (void)
   gtk_window_present (GTK_WINDOW (window));
   page = cowscope_recording_page_record (GTK_WINDOW (window), argv, NULL, NULL, FALSE, TRUE, FALSE);
   g_object_ref (page);
-  g_assert_true (wait_until (page_has_live_events, page, 30));
-  spin (600);
+  g_assert_true (gui_test_wait_until (page_has_live_events, page, 30));
+  gui_test_spin (600);
   g_assert_true (cowscope_recording_page_is_running (page));
   g_assert_true (screenshot (GTK_WIDGET (window), "cowscope-recording-page"));
   if (import != NULL)
@@ -435,8 +407,8 @@ test_stop_recording (void)
     }
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (page), "recording.stop", NULL));
-  g_assert_true (wait_until (page_done, page, 30));
-  g_assert_true (wait_until (window_shows_session, window, 30));
+  g_assert_true (gui_test_wait_until (page_done, page, 30));
+  g_assert_true (gui_test_wait_until (window_shows_session, window, 30));
 
   path = g_file_get_path (cowscope_window_get_file (window));
   session = cowscope_session_open (path, &error);
@@ -446,7 +418,7 @@ test_stop_recording (void)
 
   g_object_unref (page);
   gtk_window_destroy (GTK_WINDOW (window));
-  spin (50);
+  gui_test_spin (50);
 }
 
 /* Removes @path and, if it is a folder, what is in it (one level). */

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <sqlite3.h>
 
+#include "gui-test-support.h"
 #include "cowscope-application.h"
 #include "cowscope-copy-explanation.h"
 #include "cowscope-timeline-view.h"
@@ -21,30 +22,7 @@ static char *session_path;
 static SessionFixtureInfo info;
 static CowscopeWindow *window;   /* the session window every test uses */
 
-/* Iterates the main context until @done (@data) holds or 20 s pass. */
-static gboolean
-wait_until (gboolean (*done) (gpointer data), gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + 20 * G_USEC_PER_SEC;
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        return FALSE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-  return TRUE;
-}
 
-/* Lets events, layout and frames run for about @ms. */
-static void
-spin (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
 
 static CowscopeTimelineView *
 view (void)
@@ -84,7 +62,7 @@ wait_frame (void)
 {
   FrameWait wait = { cowscope_timeline_view_get_frame_count (view ()) };
   gtk_widget_queue_draw (GTK_WIDGET (view ()));
-  g_assert_true (wait_until (new_frame, &wait));
+  g_assert_true (gui_test_wait_until (new_frame, &wait, 20));
 }
 
 /* One integer from @sql on the fixture session. */
@@ -114,7 +92,7 @@ test_open (void)
   gtk_window_present (GTK_WINDOW (window));
   g_assert_null (cowscope_window_get_view_state (window));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.open-uri", "s", uri));
-  g_assert_true (wait_until (session_loaded, window));
+  g_assert_true (gui_test_wait_until (session_loaded, window, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (cowscope_timeline_view_get_view_state (view ()) == state ());
   wait_frame ();
@@ -284,7 +262,7 @@ test_range_totals (void)
   gint64 r0 = info.start_ns + span / 10, r1 = info.start_ns + span * 6 / 10;
   cowscope_view_state_set_range (state (), r0, r1);
   g_assert_false (cowscope_timeline_view_get_range_totals (view (), NULL));
-  g_assert_true (wait_until (totals_ready, NULL));
+  g_assert_true (gui_test_wait_until (totals_ready, NULL, 20));
   CowscopeRangeTotals totals;
   g_assert_true (cowscope_timeline_view_get_range_totals (view (), &totals));
 
@@ -428,6 +406,7 @@ static void
 screenshot (const char *name)
 {
   GtkWidget *w = GTK_WIDGET (window);
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, w, 10));
   int width = gtk_widget_get_width (w), height = gtk_widget_get_height (w);
   g_autoptr (GdkPaintable) paintable = gtk_widget_paintable_new (w);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
@@ -470,15 +449,15 @@ test_session_screenshot (void)
   cowscope_view_state_set_range (st, info.start_ns + span * 3 / 10, info.start_ns + span * 45 / 100);
   cowscope_view_state_set_selected_seq (st, info.copy_seq);
   cowscope_view_state_set_cursor (st, info.start_ns + span * 2 / 3);
-  g_assert_true (wait_until (totals_ready, NULL));
+  g_assert_true (gui_test_wait_until (totals_ready, NULL, 20));
   wait_frame ();
-  spin (300);
+  gui_test_spin (300);
   screenshot ("cowscope-session-window.png");
 
   AdwStyleManager *manager = adw_style_manager_get_default ();
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
   wait_frame ();
-  spin (300);
+  gui_test_spin (300);
   screenshot ("cowscope-session-window-dark.png");
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_DEFAULT);
   wait_frame ();
@@ -490,7 +469,7 @@ test_close (void)
 {
   gtk_window_destroy (GTK_WINDOW (window));
   window = NULL;
-  spin (50);
+  gui_test_spin (50);
 }
 
 int

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <sqlite3.h>
 
+#include "gui-test-support.h"
 #include "cowscope-application.h"
 #include "cowscope-start-page.h"
 #include "cowscope-window.h"
@@ -17,34 +18,7 @@ extern const char cowscope_session_schema_sql[];
 static CowscopeApplication *app;
 static char *tmp_dir;
 
-/* Iterates the main context until @done(@data) holds or 10 s pass;
- * returns whether it holds. */
-static gboolean
-wait_until (gboolean (*done) (gpointer data),
-            gpointer data)
-{
-  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
 
-  while (!done (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        return FALSE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-  return TRUE;
-}
-
-/* Lets pending events, layout and frames run for about @ms. */
-static void
-spin (guint ms)
-{
-  gint64 end = g_get_monotonic_time () + ms * 1000;
-
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-}
 
 /* True once the window no longer loads a file. */
 static gboolean
@@ -249,7 +223,7 @@ test_actions (void)
   /* Preferences open over the window and bind to the settings. */
   gtk_window_present (GTK_WINDOW (window));
   g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
-  spin (100);
+  gui_test_spin (100);
   {
     GListModel *toplevels = gtk_window_get_toplevels ();
     gboolean have_prefs = FALSE;
@@ -307,7 +281,7 @@ test_open_bad_files (void)
       g_test_message ("opening %s", cases[i].path);
       gtk_window_present (GTK_WINDOW (window));
       open_through_action (window, cases[i].path);
-      g_assert_true (wait_until (window_idle, window));
+      g_assert_true (gui_test_wait_until (window_idle, window, 10));
       g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "error");
       g_assert_cmpstr (cowscope_window_get_error_title (window), ==, cases[i].title);
       g_assert_null (cowscope_window_get_file (window));
@@ -335,7 +309,7 @@ test_open_session (void)
 
   gtk_window_present (GTK_WINDOW (window));
   open_through_action (window, good);
-  g_assert_true (wait_until (window_idle, window));
+  g_assert_true (gui_test_wait_until (window_idle, window, 10));
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (g_file_equal (cowscope_window_get_file (window), good_file));
   g_assert_true (g_action_group_get_action_enabled (G_ACTION_GROUP (window), "export"));
@@ -346,19 +320,13 @@ test_open_session (void)
   g_assert_true (g_file_set_contents (text, "plain text", -1, NULL));
   bad_file = g_file_new_for_path (text);
   cowscope_window_open (window, bad_file);
-  spin (300);
+  gui_test_spin (300);
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (g_file_equal (cowscope_window_get_file (window), good_file));
 
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
-/* True once @data (a widget) is mapped and has a size. */
-static gboolean
-widget_drawn (gpointer data)
-{
-  return gtk_widget_get_mapped (data) && gtk_widget_get_width (data) > 100;
-}
 
 /* Renders the start page window to cowscope-start-page.png (in
  * $COWSCOPE_SCREENSHOT_DIR, else the current directory) and checks that
@@ -383,8 +351,8 @@ test_screenshot (void)
                       find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_START_PAGE))), ==, 1);
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
-  g_assert_true (wait_until (widget_drawn, window));
-  spin (500);
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, window, 10));
+  gui_test_spin (500);
 
   width = gtk_widget_get_width (GTK_WIDGET (window));
   height = gtk_widget_get_height (GTK_WIDGET (window));
