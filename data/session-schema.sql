@@ -74,7 +74,10 @@ CREATE TABLE strings (
   PRIMARY KEY (pid, id)
 ) WITHOUT ROWID;
 
--- Every engine trace event, in the order the recorder read it.  The
+-- Every engine trace event.  While recording, seq is the order the
+-- recorder read them (one thread's ring at a time); finalizing renumbers
+-- them in time order (ts, then each thread's own order), which the
+-- derived tables, checkpoints and the app rely on.  The
 -- payload columns v0..v4 mean what engine/cow-trace.h says per type.
 CREATE TABLE events (
   seq      INTEGER PRIMARY KEY,

@@ -123,6 +123,57 @@ fill_enums (sqlite3 *db, const char *path, GError **error)
   return TRUE;
 }
 
+/* Renumbers `events` in time order.  The recorder appends events in the
+ * order it drains the rings, one ring (thread) at a time, so `seq` is not
+ * time order across threads; everything derived from it (materialization
+ * pairs, checkpoints, the graph at an instant) needs it to be.  Ties keep
+ * each thread's own order.  A no-op when events are already in order, so
+ * finalizing twice costs one scan. */
+static gboolean
+order_events_by_time (sqlite3 *db, const char *path, GError **error)
+{
+  sqlite3_stmt *s = NULL;
+  gboolean in_order = TRUE;
+  g_autofree char *ddl = NULL;
+
+  if (!prepare (db, path,
+                "SELECT 1 FROM events a JOIN events b ON b.seq = a.seq + 1"
+                " WHERE b.ts < a.ts LIMIT 1", &s, error))
+    return FALSE;
+  if (sqlite3_step (s) == SQLITE_ROW)
+    in_order = FALSE;
+  sqlite3_finalize (s);
+  if (in_order)
+    return TRUE;
+
+  /* The table's own DDL, so the copy keeps `seq INTEGER PRIMARY KEY`. */
+  if (!prepare (db, path, "SELECT sql FROM sqlite_master WHERE type = 'table'"
+                " AND name = 'events'", &s, error))
+    return FALSE;
+  if (sqlite3_step (s) == SQLITE_ROW)
+    {
+      const char *sql = (const char *) sqlite3_column_text (s, 0);
+      const char *rest = sql ? strstr (sql, "events") : NULL;
+      if (rest != NULL)
+        ddl = g_strdup_printf ("CREATE TABLE events_by_time%s", rest + strlen ("events"));
+    }
+  sqlite3_finalize (s);
+  if (ddl == NULL)
+    {
+      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NOT_SESSION,
+                   "cannot finalize '%s': it has no events table", path);
+      return FALSE;
+    }
+
+  static const char copy_sql[] =
+    "INSERT INTO events_by_time (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id)"
+    " SELECT ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
+    " ORDER BY ts, pid, tid, seq;"
+    "DROP TABLE events;"
+    "ALTER TABLE events_by_time RENAME TO events;";
+  return exec (db, path, ddl, error) && exec (db, path, copy_sql, error);
+}
+
 /* Indexes for the derivation below and for the app's queries: an
  * object's events, a thread's time range, CUDA activity by time. */
 static const char index_sql[] =
@@ -461,6 +512,7 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
                      COWSCOPE_CHECKPOINT_INTERVAL);
   step_start = g_get_monotonic_time ();
   if (!fill_enums (db, path, error)
+      || !order_events_by_time (db, path, error) || !step_done ("time order")
       || !exec (db, path, index_sql, error) || !step_done ("event indexes")
       || !exec (db, path, derive_sql, error) || !step_done ("derived tables")
       || !exec (db, path, derived_index_sql, error) || !step_done ("derived indexes")

@@ -712,6 +712,10 @@ test_demo (gconstpointer data)
   sqlite3 *db = open_session (out);
   assert_session_sound (db);
   g_assert_cmpint (qint (db, "SELECT value FROM meta WHERE key = 'dropped'"), ==, 0);
+  /* Finalized events are in time order, also across the threads of the
+   * concurrent scenario (the recorder drains one thread's ring at a time). */
+  g_assert_cmpint (qint (db, "SELECT count(*) FROM events a JOIN events b ON b.seq = a.seq + 1"
+                             " WHERE b.ts < a.ts"), ==, 0);
   g_autofree char *end = meta (db, "target_end");
   g_assert_cmpstr (end, ==, "exited");
   g_assert_cmpint (qint (db, "SELECT count(*) FROM processes"), ==, 1);
