@@ -86,7 +86,9 @@ cowscope_view_state_constructed (GObject *object)
       self->visible_end = cowscope_session_document_get_end_ns (self->document);
       if (self->visible_end - self->visible_start < MIN_VISIBLE_NS)
         self->visible_end = self->visible_start + MIN_VISIBLE_NS;
-      self->cursor = self->visible_end;
+      /* Not the end: by then a finished program has freed everything and
+       * the sharing graph would open empty. */
+      self->cursor = self->visible_start + (self->visible_end - self->visible_start) / 2;
     }
 }
 
