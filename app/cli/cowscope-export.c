@@ -1,6 +1,8 @@
 /* cowscope-export.c — `cowscope-cli export`. */
 #include "cowscope-export.h"
 
+#include "cowscope-cli-args.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,9 +19,6 @@
 #define MSG_OPT_OUTPUT     "Where to write (a file; a directory for csv)"
 #define MSG_OPT_FORCE      "Replace OUT if it exists"
 #define MSG_OPT_HELP       "Show help options"
-#define MSG_USAGE_TRY      "Try 'cowscope-cli export --help'."
-#define MSG_NO_FILE        "no session file given"
-#define MSG_EXTRA_ARGS     "unexpected argument '%s' (one session file at a time)"
 #define MSG_NO_OUTPUT      "no output given (-o OUT)"
 #define MSG_BAD_FORMAT     "unknown format '%s' (use chrome, csv or sqlite)"
 #define MSG_NOT_FINALIZED  "warning: %s was not finalized: exporting the raw events as recorded (run 'cowscope-cli finalize %s' first for the full picture)"
@@ -1053,27 +1052,20 @@ cowscope_export_sqlite (CowscopeSession *session, const char *path,
 
 /* ---- the command --------------------------------------------------------- */
 
-static int
-usage_error (FILE *err, const char *message)
-{
-  fprintf (err, "cowscope-cli export: %s\n%s\n", message, MSG_USAGE_TRY);
-  return COWSCOPE_EXIT_USAGE;
-}
-
 int
 cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
 {
   g_autofree char *format = NULL;
   g_autofree char *output = NULL;
   g_auto (GStrv) args = NULL;
-  g_auto (GStrv) strv = NULL;
+  const char *file = NULL;
   gboolean force = FALSE, help = FALSE, ok;
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &format, MSG_OPT_FORMAT, "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, MSG_OPT_OUTPUT, "OUT" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, MSG_OPT_FORCE, NULL },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &help, MSG_OPT_HELP, NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) context = g_option_context_new (MSG_PARAMETER);
@@ -1081,45 +1073,30 @@ cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
   g_autoptr (CowscopeSession) session = NULL;
 
   g_option_context_set_summary (context, MSG_SUMMARY);
-  g_option_context_set_help_enabled (context, FALSE);
   g_option_context_add_main_entries (context, entries, NULL);
-  strv = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    strv[i] = g_strdup (argv[i]);
-  if (!g_option_context_parse_strv (context, &strv, &error))
-    return usage_error (err, error->message);
-  if (help)
-    {
-      g_autofree char *text = g_option_context_get_help (context, TRUE, NULL);
-      fputs (text, out);
-      return COWSCOPE_EXIT_OK;
-    }
-  if (args == NULL || args[0] == NULL)
-    return usage_error (err, MSG_NO_FILE);
-  if (args[1] != NULL)
-    {
-      g_autofree char *message = g_strdup_printf (MSG_EXTRA_ARGS, args[1]);
-      return usage_error (err, message);
-    }
+  int status = cowscope_cli_parse_session_args (context, "export", argc, argv, &help, &args,
+                                                &file, out, err);
+  if (status >= 0)
+    return status;
   if (format == NULL)
     format = g_strdup ("chrome");
   if (strcmp (format, "chrome") != 0 && strcmp (format, "csv") != 0
       && strcmp (format, "sqlite") != 0)
     {
       g_autofree char *message = g_strdup_printf (MSG_BAD_FORMAT, format);
-      return usage_error (err, message);
+      return cowscope_cli_usage_error (err, "export", message);
     }
   if (output == NULL || *output == '\0')
-    return usage_error (err, MSG_NO_OUTPUT);
+    return cowscope_cli_usage_error (err, "export", MSG_NO_OUTPUT);
 
-  session = cowscope_session_open (args[0], &error);
+  session = cowscope_session_open (file, &error);
   if (session == NULL)
     {
       fprintf (err, "cowscope-cli export: %s\n", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
   if (!cowscope_session_is_finalized (session))
-    fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", args[0], args[0]);
+    fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", file, file);
 
   if (strcmp (format, "chrome") == 0)
     ok = cowscope_export_chrome (session, output, force, err, &error);

@@ -1,6 +1,8 @@
 /* cowscope-report.c — `cowscope-cli report`. */
 #include "cowscope-report.h"
 
+#include "cowscope-cli-args.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -14,9 +16,6 @@
 #define MSG_OPT_FAIL_IF      "Exit with status 3 when EXPR holds (repeatable), e.g. 'copied_bytes > 64Mi'"
 #define MSG_OPT_TOP          "List at most N operations and call sites (default 5)"
 #define MSG_OPT_HELP         "Show help options"
-#define MSG_USAGE_TRY        "Try 'cowscope-cli report --help'."
-#define MSG_NO_FILE          "no session file given"
-#define MSG_EXTRA_ARGS       "unexpected argument '%s' (one session file at a time)"
 #define MSG_BUDGET_EXCEEDED  "budget exceeded: %s = %" G_GINT64_FORMAT " %s %" G_GINT64_FORMAT "\n"
 #define MSG_NOT_FINALIZED    "%s was not finalized (the recorder stopped before the end of the recording): figures come from the raw events and may be incomplete; run 'cowscope-cli finalize %s' to finish it"
 #define MSG_DROPPED          "WARNING: %" G_GINT64_FORMAT " events were DROPPED (ring full): every figure below undercounts; record with --block to lose nothing"
@@ -1077,13 +1076,6 @@ cowscope_report_format_text (JsonObject *report)
 /* ---- the command -------------------------------------------------------- */
 
 /* Prints a usage error on @err and returns the usage exit status. */
-static int
-usage_error (FILE *err, const char *message)
-{
-  fprintf (err, "cowscope-cli report: %s\n%s\n", message, MSG_USAGE_TRY);
-  return COWSCOPE_EXIT_USAGE;
-}
-
 int
 cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
 {
@@ -1096,7 +1088,7 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
     { "fail-if", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fail_if, MSG_OPT_FAIL_IF, "EXPR" },
     { "top", 0, 0, G_OPTION_ARG_INT, &top, MSG_OPT_TOP, "N" },
     { "help", 'h', 0, G_OPTION_ARG_NONE, &help, MSG_OPT_HELP, NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, "FILE" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
     { NULL, 0, 0, 0, NULL, NULL, NULL },
   };
   g_autoptr (GOptionContext) context = g_option_context_new (MSG_PARAMETER);
@@ -1104,7 +1096,7 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
   g_autoptr (GError) error = NULL;
   g_autoptr (CowscopeSession) session = NULL;
   g_autoptr (JsonObject) report = NULL;
-  g_auto (GStrv) strv = NULL;
+  const char *file = NULL;
   JsonObject *metrics;
   int status = COWSCOPE_EXIT_OK;
 
@@ -1115,38 +1107,23 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
     g_option_context_set_description (context, description);
   }
   g_option_context_set_summary (context, MSG_SUMMARY);
-  g_option_context_set_help_enabled (context, FALSE);
   g_option_context_add_main_entries (context, entries, NULL);
-
-  strv = g_new0 (char *, argc + 1);
-  for (int i = 0; i < argc; i++)
-    strv[i] = g_strdup (argv[i]);
-  if (!g_option_context_parse_strv (context, &strv, &error))
-    return usage_error (err, error->message);
-  if (help)
-    {
-      g_autofree char *text = g_option_context_get_help (context, TRUE, NULL);
-      fputs (text, out);
-      return COWSCOPE_EXIT_OK;
-    }
-  if (args == NULL || args[0] == NULL)
-    return usage_error (err, MSG_NO_FILE);
-  if (args[1] != NULL)
-    {
-      g_autofree char *message = g_strdup_printf (MSG_EXTRA_ARGS, args[1]);
-      return usage_error (err, message);
-    }
+  status = cowscope_cli_parse_session_args (context, "report", argc, argv, &help, &args,
+                                            &file, out, err);
+  if (status >= 0)
+    return status;
+  status = COWSCOPE_EXIT_OK;
   if (top < 0)
     top = 0;
   for (gsize i = 0; fail_if != NULL && fail_if[i] != NULL; i++)
     {
       CowscopeBudget *budget = cowscope_budget_parse (fail_if[i], &error);
       if (budget == NULL)
-        return usage_error (err, error->message);
+        return cowscope_cli_usage_error (err, "report", error->message);
       g_ptr_array_add (budgets, budget);
     }
 
-  session = cowscope_session_open (args[0], &error);
+  session = cowscope_session_open (file, &error);
   if (session == NULL)
     {
       fprintf (err, "cowscope-cli report: %s\n", error->message);
@@ -1159,8 +1136,7 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
       return COWSCOPE_EXIT_ERROR;
     }
   if (!cowscope_session_is_finalized (session))
-    fprintf (err, "cowscope-cli report: warning: " MSG_NOT_FINALIZED "\n",
-             args[0], args[0]);
+    fprintf (err, "cowscope-cli report: warning: " MSG_NOT_FINALIZED "\n", file, file);
 
   if (json)
     {

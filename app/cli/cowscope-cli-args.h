@@ -1,0 +1,24 @@
+/* cowscope-cli-args.h — the argument handling that `report` and `export`
+ * share: options, --help, and exactly one session file. */
+#pragma once
+
+#include <glib.h>
+#include <stdio.h>
+
+G_BEGIN_DECLS
+
+/* Prints "cowscope-cli COMMAND: MESSAGE" and a --help hint on @err;
+ * returns COWSCOPE_EXIT_USAGE. */
+int cowscope_cli_usage_error (FILE *err, const char *command, const char *message);
+
+/* Parses @argc/@argv (argv[0] is the command's name) with @context, whose
+ * entries set *@help for --help and *@files for the remaining arguments.
+ * Returns -1 when the caller should go on, with *@file the one session
+ * file named; otherwise the exit status: COWSCOPE_EXIT_OK after printing
+ * the help to @out, or COWSCOPE_EXIT_USAGE after a message on @err. */
+int cowscope_cli_parse_session_args (GOptionContext *context, const char *command,
+                                     int argc, char **argv, const gboolean *help,
+                                     char ***files, const char **file, FILE *out,
+                                     FILE *err);
+
+G_END_DECLS
