@@ -1,6 +1,5 @@
 /* cow-cpu-allocator.c — the CPU allocator: aligned host memory. */
-#include "cow-private.h"
-#include "cow-allocator.h"
+#include "cow-cpu-allocator-private.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -44,9 +43,9 @@ cpu_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out,
   return COW_OK;
 }
 
-static CowStatus
-cpu_copy_data (CowAllocator *self, void *dst, const void *src, size_t nbytes,
-               CowError *error)
+CowStatus
+cow_host_copy_data (CowAllocator *self, void *dst, const void *src, size_t nbytes,
+                    CowError *error)
 {
   (void) self;
   (void) error;
@@ -68,7 +67,7 @@ static CowAllocator cpu_allocator = {
   .device_type = COW_DEVICE_CPU,
   .device_index = 0,
   .allocate = cpu_allocate,
-  .copy_data = cpu_copy_data,
+  .copy_data = cow_host_copy_data,
   .is_simple_data_ptr = cpu_is_simple_data_ptr,
 };
 

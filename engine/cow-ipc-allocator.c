@@ -1,5 +1,6 @@
 /* cow-ipc-allocator.c — the shareable CPU allocator: memfd-backed blocks
  * another process can map. */
+#include "cow-cpu-allocator-private.h"
 #include "cow-ipc-private.h"
 
 #include <errno.h>
@@ -95,17 +96,6 @@ shm_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *erro
   return shm_try_allocate (nbytes, out, error);
 }
 
-static CowStatus
-shm_copy_data (CowAllocator *self, void *dst, const void *src, size_t nbytes,
-               CowError *error)
-{
-  (void) self;
-  (void) error;
-  if (nbytes > 0)
-    memcpy (dst, src, nbytes);
-  return COW_OK;
-}
-
 /* Only fresh blocks are simple: a sent block's wrapper must never be
  * stolen by a lazy clone, which would then write shared bytes. */
 static bool
@@ -120,7 +110,7 @@ static CowAllocator shareable_allocator = {
   .device_type = COW_DEVICE_CPU,
   .device_index = 0,
   .allocate = shm_allocate,
-  .copy_data = shm_copy_data,
+  .copy_data = cow_host_copy_data,
   .is_simple_data_ptr = shm_is_simple_data_ptr,
 };
 
