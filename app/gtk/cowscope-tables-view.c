@@ -48,6 +48,7 @@ struct _CowscopeTablesView {
   char *filter_text;              /* casefolded, or NULL */
   gboolean syncing;               /* selection being set from the view state */
   gboolean loaded;
+  GCancellable *query_cancellable; /* events: the SQL sort/filter running, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeTablesView, cowscope_tables_view, GTK_TYPE_WIDGET)
@@ -255,6 +256,87 @@ column_sorter (const ColumnDef *col, GType item_type)
   return GTK_SORTER (gtk_custom_sorter_new (compare_text, (gpointer) col, NULL));
 }
 
+/* ---- events: sorted and filtered in SQL ---- */
+
+/* The events column @col sorts by. */
+static CowscopeEventOrder
+event_order_of (const ColumnDef *col)
+{
+  static const struct { const char *id; CowscopeEventOrder order; } orders[] = {
+    { "time", COWSCOPE_EVENT_ORDER_TIME },   { "pid", COWSCOPE_EVENT_ORDER_PROCESS },
+    { "thread", COWSCOPE_EVENT_ORDER_THREAD }, { "event", COWSCOPE_EVENT_ORDER_TYPE },
+    { "op", COWSCOPE_EVENT_ORDER_OP },       { "values", COWSCOPE_EVENT_ORDER_VALUES },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (orders); i++)
+    if (strcmp (col->id, orders[i].id) == 0)
+      return orders[i].order;
+  return COWSCOPE_EVENT_ORDER_SEQ;
+}
+
+/* GTK 4.8 cannot say which column a person sorted by (4.10 added
+ * gtk_column_view_sorter_get_primary_sort_column()).  So each events
+ * column gets this probe as its sorter: comparing two marker objects
+ * through the column view's sorter reaches the primary column's probe
+ * first, and the sign of the result is the order. */
+static int
+probe_compare (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const ColumnDef **probed = g_object_get_data (G_OBJECT (a), "cowscope-probed");
+  if (probed != NULL && *probed == NULL)
+    *probed = data;
+  return GTK_ORDERING_SMALLER;
+}
+
+static void update_count (CowscopeTablesView *self);
+static void state_selected_cb (CowscopeViewState *state, GParamSpec *pspec,
+                               CowscopeTablesView *self);
+
+static void
+events_queried_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  if (!cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &error) &&
+      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* a newer query replaced it, or the view went away */
+  CowscopeTablesView *self = data;
+  g_clear_object (&self->query_cancellable);
+  update_count (self);
+  if (error != NULL)
+    gtk_label_set_text (self->count_label, error->message);
+  else if (self->state != NULL)
+    state_selected_cb (self->state, NULL, self);
+}
+
+/* Asks the event list for the order and filter now chosen. */
+static void
+requery_events (CowscopeTablesView *self)
+{
+  if (self->kind != COWSCOPE_TABLES_EVENTS || self->source == NULL)
+    return;
+  const ColumnDef *primary = NULL;
+  g_autoptr (GObject) a = g_object_new (G_TYPE_OBJECT, NULL);
+  g_autoptr (GObject) b = g_object_new (G_TYPE_OBJECT, NULL);
+  g_object_set_data (a, "cowscope-probed", &primary);
+  GtkOrdering ordering = gtk_sorter_compare (gtk_column_view_get_sorter (self->column_view), a, b);
+  CowscopeEventOrder order = primary != NULL ? event_order_of (primary) : COWSCOPE_EVENT_ORDER_SEQ;
+
+  g_cancellable_cancel (self->query_cancellable);
+  g_clear_object (&self->query_cancellable);
+  self->query_cancellable = g_cancellable_new ();
+  /* The task does not hold the view: dispose cancels the query, and the
+   * callback touches the view only for a query that was not cancelled. */
+  cowscope_event_list_query_async (COWSCOPE_EVENT_LIST (self->source), order,
+                                   ordering == GTK_ORDERING_LARGER, self->filter_text,
+                                   self->query_cancellable, events_queried_cb, self);
+  update_count (self);
+}
+
+static void
+events_sorter_changed_cb (GtkSorter *sorter, GtkSorterChange change, CowscopeTablesView *self)
+{
+  requery_events (self);
+}
+
 /* The filter: any column's text contains the search text. */
 static gboolean
 filter_row (gpointer item, gpointer data)
@@ -277,7 +359,8 @@ filter_row (gpointer item, gpointer data)
 static gboolean
 compute_ready (CowscopeTablesView *self)
 {
-  return self->loaded && gtk_sort_list_model_get_pending (self->sort_model) == 0 &&
+  return self->loaded && self->query_cancellable == NULL &&
+         gtk_sort_list_model_get_pending (self->sort_model) == 0 &&
          gtk_filter_list_model_get_pending (self->filter_model) == 0;
 }
 
@@ -290,7 +373,9 @@ update_count (CowscopeTablesView *self)
   g_autofree char *text = shown == all
     ? g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%u row", "%u rows", all), all)
     : g_strdup_printf (_("%u of %u rows"), shown, all);
-  gtk_label_set_text (self->count_label, self->loaded ? text : _("Loading…"));
+  gtk_label_set_text (self->count_label, !self->loaded                   ? _("Loading…")
+                                         : self->query_cancellable != NULL ? _("Sorting and filtering…")
+                                                                           : text);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
 
@@ -300,19 +385,21 @@ pending_cb (GObject *model, GParamSpec *pspec, CowscopeTablesView *self)
   update_count (self);
 }
 
-/* Scrolls so row @position is in view (no gtk_column_view_scroll_to in 4.8). */
+/* Scrolls so row @position is in view.  GTK 4.8 has no
+ * gtk_column_view_scroll_to(); the column view's inner GtkListView has
+ * the documented "list.scroll-to-item" action, which scrolls by anchor and
+ * so also works right after the rows changed, before a new layout (setting
+ * the adjustment then makes GtkListBase warn and ignore it). */
 static void
 scroll_to_row (CowscopeTablesView *self, guint position)
 {
-  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->scroller);
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->sort_model));
-  if (n == 0)
-    return;
-  double upper = gtk_adjustment_get_upper (adj), page = gtk_adjustment_get_page_size (adj);
-  double row = upper / n;
-  double y = row * position;
-  if (y < gtk_adjustment_get_value (adj) || y + row > gtk_adjustment_get_value (adj) + page)
-    gtk_adjustment_set_value (adj, y - page / 2 + row / 2);
+  for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->column_view));
+       child != NULL; child = gtk_widget_get_next_sibling (child))
+    if (GTK_IS_LIST_VIEW (child))
+      {
+        gtk_widget_activate_action (child, "list.scroll-to-item", "u", position);
+        return;
+      }
 }
 
 /* The shown position of event @seq, or GTK_INVALID_LIST_POSITION. */
@@ -321,12 +408,9 @@ position_of_seq (CowscopeTablesView *self, gint64 seq)
 {
   GListModel *rows = G_LIST_MODEL (self->sort_model);
   guint n = g_list_model_get_n_items (rows);
-  GtkSorter *sorter = gtk_sort_list_model_get_sorter (self->sort_model);
-  gboolean natural = (sorter == NULL || gtk_sorter_get_order (sorter) == GTK_SORTER_ORDER_NONE) &&
-                     self->filter_text == NULL;
   if (seq < 0 || n == 0)
     return GTK_INVALID_LIST_POSITION;
-  if (natural && self->kind == COWSCOPE_TABLES_EVENTS)
+  if (self->kind == COWSCOPE_TABLES_EVENTS) /* sorted and filtered by the list itself */
     {
       gint64 pos = cowscope_event_list_position_of (COWSCOPE_EVENT_LIST (self->source), seq);
       return pos >= 0 && pos < n ? (guint) pos : GTK_INVALID_LIST_POSITION;
@@ -451,6 +535,9 @@ loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
   update_count (self);
   if (self->state != NULL)
     state_selected_cb (self->state, NULL, self);
+  GtkSorter *sorter = gtk_column_view_get_sorter (self->column_view);
+  if (self->filter_text != NULL || gtk_sorter_get_order (sorter) != GTK_SORTER_ORDER_NONE)
+    requery_events (self);
 }
 
 static void
@@ -478,6 +565,7 @@ cowscope_tables_view_constructed (GObject *object)
       self->columns = warning_columns, self->n_columns = G_N_ELEMENTS (warning_columns);
       break;
     }
+  gboolean sql_rows = self->kind == COWSCOPE_TABLES_EVENTS;
   GType item_type = self->kind == COWSCOPE_TABLES_EVENTS    ? COWSCOPE_TYPE_EVENT_ITEM
                     : self->kind == COWSCOPE_TABLES_OBJECTS ? COWSCOPE_TYPE_OBJECT_ITEM
                                                             : COWSCOPE_TYPE_WARNING_ITEM;
@@ -493,18 +581,25 @@ cowscope_tables_view_constructed (GObject *object)
       g_object_set_data (G_OBJECT (column), "cowscope-id", (gpointer) col->id);
       gtk_column_view_column_set_resizable (column, TRUE);
       gtk_column_view_column_set_expand (column, col->expand);
-      GtkSorter *sorter = column_sorter (col, item_type);
+      GtkSorter *sorter = sql_rows ? GTK_SORTER (gtk_custom_sorter_new (probe_compare, (gpointer) col, NULL))
+                                   : column_sorter (col, item_type);
       gtk_column_view_column_set_sorter (column, sorter);
       g_object_unref (sorter);
       gtk_column_view_append_column (self->column_view, column);
       g_object_unref (column);
     }
 
+  /* Events are sorted and filtered by their list, in SQL: the models
+   * below pass them through. */
   self->filter = gtk_custom_filter_new (filter_row, self, NULL);
-  self->filter_model = gtk_filter_list_model_new (NULL, GTK_FILTER (g_object_ref (self->filter)));
+  self->filter_model = gtk_filter_list_model_new (
+    NULL, sql_rows ? NULL : GTK_FILTER (g_object_ref (self->filter)));
   gtk_filter_list_model_set_incremental (self->filter_model, TRUE);
+  GtkSorter *view_sorter = gtk_column_view_get_sorter (self->column_view);
   self->sort_model = gtk_sort_list_model_new (G_LIST_MODEL (g_object_ref (self->filter_model)),
-                                              g_object_ref (gtk_column_view_get_sorter (self->column_view)));
+                                              sql_rows ? NULL : g_object_ref (view_sorter));
+  if (sql_rows)
+    g_signal_connect (view_sorter, "changed", G_CALLBACK (events_sorter_changed_cb), self);
   gtk_sort_list_model_set_incremental (self->sort_model, TRUE);
   self->selection = gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->sort_model)));
   gtk_single_selection_set_autoselect (self->selection, FALSE);
@@ -523,6 +618,11 @@ cowscope_tables_view_dispose (GObject *object)
   cowscope_tables_view_set_view_state (self, NULL);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_cancellable_cancel (self->query_cancellable);
+  g_clear_object (&self->query_cancellable);
+  if (self->column_view != NULL)
+    g_signal_handlers_disconnect_by_func (gtk_column_view_get_sorter (self->column_view),
+                                          events_sorter_changed_cb, self);
   if (self->column_view != NULL)
     gtk_column_view_set_model (self->column_view, NULL);
   g_clear_object (&self->selection);
@@ -641,6 +741,8 @@ cowscope_tables_view_set_view_state (CowscopeTablesView *self, CowscopeViewState
     }
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
+  g_cancellable_cancel (self->query_cancellable);
+  g_clear_object (&self->query_cancellable);
   self->loaded = FALSE;
   if (self->filter_model != NULL)
     gtk_filter_list_model_set_model (self->filter_model, NULL);
@@ -702,7 +804,10 @@ cowscope_tables_view_set_filter_text (CowscopeTablesView *self, const char *text
       gtk_editable_set_text (GTK_EDITABLE (self->filter_entry), text ? text : "");
       g_signal_handlers_unblock_by_func (self->filter_entry, filter_changed_cb, self);
     }
-  gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
+  if (self->kind == COWSCOPE_TABLES_EVENTS)
+    requery_events (self);
+  else
+    gtk_filter_changed (GTK_FILTER (self->filter), GTK_FILTER_CHANGE_DIFFERENT);
   update_count (self);
 }
 

@@ -1,6 +1,8 @@
 /* cowscope-event-list.c — events as a lazily read list model. */
 #include "cowscope-event-list.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "cowscope-event-item.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
@@ -9,8 +11,10 @@ struct _CowscopeEventList {
   GObject parent_instance;
   CowscopeSessionDocument *document;
   gint64 first_seq;
-  guint n_items;
-  gboolean dense; /* seq has no gaps */
+  guint n_events;     /* every event in the session */
+  guint n_items;      /* the rows shown: n_events, or order->len */
+  gboolean dense;     /* seq has no gaps */
+  GArray *order;      /* gint64 seqs of the rows shown, or NULL: natural order */
 };
 
 static void list_model_iface_init (GListModelInterface *iface);
@@ -41,7 +45,11 @@ get_item (GListModel *model, guint position)
   sqlite3 *db = cowscope_session_document_acquire_db (self->document, NULL);
   if (db == NULL)
     return NULL;
-  const char *sql = self->dense
+  gboolean by_seq = self->order != NULL || self->dense;
+  gint64 key = self->order != NULL ? g_array_index (self->order, gint64, position)
+               : self->dense       ? self->first_seq + position
+                                   : position;
+  const char *sql = by_seq
     ? "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
       " WHERE seq = ?1"
     : "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
@@ -50,7 +58,7 @@ get_item (GListModel *model, guint position)
   sqlite3_stmt *stmt = cowscope_session_db_prepare (db, cowscope_session_document_get_path (self->document), sql, NULL);
   if (stmt != NULL)
     {
-      sqlite3_bind_int64 (stmt, 1, self->dense ? self->first_seq + position : position);
+      sqlite3_bind_int64 (stmt, 1, key);
       if (sqlite3_step (stmt) == SQLITE_ROW)
         {
           gint64 v[5];
@@ -89,9 +97,17 @@ cowscope_event_list_dispose (GObject *object)
 }
 
 static void
+cowscope_event_list_finalize (GObject *object)
+{
+  g_clear_pointer (&COWSCOPE_EVENT_LIST (object)->order, g_array_unref);
+  G_OBJECT_CLASS (cowscope_event_list_parent_class)->finalize (object);
+}
+
+static void
 cowscope_event_list_class_init (CowscopeEventListClass *klass)
 {
   G_OBJECT_CLASS (klass)->dispose = cowscope_event_list_dispose;
+  G_OBJECT_CLASS (klass)->finalize = cowscope_event_list_finalize;
 }
 
 static void
@@ -109,18 +125,210 @@ cowscope_event_list_new (CowscopeSessionDocument *document)
   self->document = g_object_ref (document);
   self->first_seq = cowscope_session_document_get_first_seq (document);
   guint64 n = cowscope_session_document_get_n_events (document);
-  self->n_items = (guint) MIN (n, G_MAXUINT);
+  self->n_events = (guint) MIN (n, G_MAXUINT);
+  self->n_items = self->n_events;
   self->dense = n == 0 || (guint64) (cowscope_session_document_get_last_seq (document)
                                      - self->first_seq + 1) == n;
   return self;
 }
 
-/* Position of @seq when seq is dense; -1 otherwise or out of range. */
+/* The position of event @seq, or -1: arithmetic in the natural order of a
+ * dense table, a scan of the seqs shown otherwise (10 M compares: ms). */
 gint64
 cowscope_event_list_position_of (CowscopeEventList *self, gint64 seq)
 {
   g_return_val_if_fail (COWSCOPE_IS_EVENT_LIST (self), -1);
+  if (self->order != NULL)
+    {
+      const gint64 *seqs = (const gint64 *) (gpointer) self->order->data;
+      for (guint i = 0; i < self->order->len; i++)
+        if (seqs[i] == seq)
+          return i;
+      return -1;
+    }
   if (!self->dense || seq < self->first_seq || seq - self->first_seq >= self->n_items)
     return -1;
   return seq - self->first_seq;
+}
+
+/* ---- sorting and filtering in SQL ------------------------------------- */
+
+typedef struct {
+  CowscopeSessionDocument *document;
+  CowscopeEventOrder order;
+  gboolean descending;
+  char *filter;          /* casefolded, or NULL */
+  gint64 start_ns;
+} Query;
+
+typedef struct {
+  GArray *seqs;          /* NULL: the natural order */
+} QueryResult;
+
+static void
+query_free (gpointer data)
+{
+  Query *q = data;
+  g_object_unref (q->document);
+  g_free (q->filter);
+  g_free (q);
+}
+
+static void
+query_result_free (gpointer data)
+{
+  QueryResult *r = data;
+  g_clear_pointer (&r->seqs, g_array_unref);
+  g_free (r);
+}
+
+/* The ORDER BY expressions for @order, most significant first. */
+static const char *const *
+order_columns (CowscopeEventOrder order)
+{
+  static const char *const seq[] = { "e.seq", NULL };
+  static const char *const time[] = { "e.ts", NULL };
+  static const char *const process[] = { "e.pid", NULL };
+  static const char *const thread[] = { "e.tid", NULL };
+  static const char *const type[] = { "t.name", NULL };
+  static const char *const op[] = { "o.name", NULL };
+  static const char *const values[] = { "ifnull(e.v0, 0)", "ifnull(e.v1, 0)", "ifnull(e.v2, 0)",
+                                        "ifnull(e.v3, 0)", NULL };
+  switch (order)
+    {
+    case COWSCOPE_EVENT_ORDER_TIME: return time;
+    case COWSCOPE_EVENT_ORDER_PROCESS: return process;
+    case COWSCOPE_EVENT_ORDER_THREAD: return thread;
+    case COWSCOPE_EVENT_ORDER_TYPE: return type;
+    case COWSCOPE_EVENT_ORDER_OP: return op;
+    case COWSCOPE_EVENT_ORDER_VALUES: return values;
+    default: return seq;
+    }
+}
+
+/* The SQL for @q: ?1 is the casefolded filter, ?2 the session's start.
+ * The filter mirrors the table's cells; SQLite's lower() folds ASCII
+ * only, so a non-ASCII capital in a thread name matches case-sensitively. */
+static char *
+query_sql (const Query *q)
+{
+  GString *sql = g_string_new ("SELECT e.seq FROM events e");
+  if (q->filter != NULL || q->order == COWSCOPE_EVENT_ORDER_TYPE)
+    g_string_append (sql, " LEFT JOIN event_types t ON t.id = e.type");
+  if (q->filter != NULL || q->order == COWSCOPE_EVENT_ORDER_OP)
+    g_string_append (sql, " LEFT JOIN ops o ON o.id = e.op");
+  if (q->filter != NULL)
+    g_string_append (
+      sql,
+      " LEFT JOIN threads th ON th.pid = e.pid AND th.tid = e.tid"
+      " WHERE instr(e.seq, ?1) OR instr(printf('%.6f', (e.ts - ?2) / 1e6), ?1)"
+      " OR instr(e.pid, ?1) OR instr(e.tid, ?1) OR instr(lower(ifnull(th.name, '')), ?1)"
+      " OR instr(lower(ifnull(t.name, 'unknown')), ?1) OR instr(lower(ifnull(o.name, 'unknown')), ?1)"
+      " OR instr(ifnull(e.v0, 0) || ' ' || ifnull(e.v1, 0) || ' ' || ifnull(e.v2, 0) || ' '"
+      "          || ifnull(e.v3, 0), ?1)");
+  g_string_append (sql, " ORDER BY ");
+  for (const char *const *column = order_columns (q->order); *column != NULL; column++)
+    g_string_append_printf (sql, "%s %s, ", *column, q->descending ? "DESC" : "ASC");
+  /* Descending is the exact reverse of ascending, so SQLite can walk an
+   * index backwards (events (ts) holds seq) instead of sorting 10 M rows. */
+  g_string_append_printf (sql, "e.seq %s", q->descending ? "DESC" : "ASC");
+  return g_string_free (sql, FALSE);
+}
+
+/* SQLite progress handler: stop the statement once the query is cancelled. */
+static int
+query_cancelled (void *cancellable)
+{
+  return g_cancellable_is_cancelled (cancellable);
+}
+
+static void
+query_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  (void) source;
+  Query *q = task_data;
+  QueryResult *result = g_new0 (QueryResult, 1);
+  if (q->filter == NULL && q->order == COWSCOPE_EVENT_ORDER_SEQ && !q->descending)
+    {
+      g_task_return_pointer (task, result, query_result_free);
+      return;
+    }
+  GError *error = NULL;
+  sqlite3 *db = cowscope_session_document_acquire_db (q->document, &error);
+  if (db == NULL)
+    {
+      query_result_free (result);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_autofree char *sql = query_sql (q);
+  const char *path = cowscope_session_document_get_path (q->document);
+  sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, sql, &error);
+  int rc = SQLITE_ERROR;
+  if (stmt != NULL)
+    {
+      if (cancellable != NULL)
+        sqlite3_progress_handler (db, 10000, query_cancelled, cancellable);
+      if (q->filter != NULL)
+        sqlite3_bind_text (stmt, 1, q->filter, -1, SQLITE_STATIC);
+      sqlite3_bind_int64 (stmt, 2, q->start_ns);
+      result->seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+      while ((rc = sqlite3_step (stmt)) == SQLITE_ROW && result->seqs->len < G_MAXUINT)
+        {
+          gint64 seq = sqlite3_column_int64 (stmt, 0);
+          g_array_append_val (result->seqs, seq);
+        }
+      sqlite3_progress_handler (db, 0, NULL, NULL);
+      if (rc != SQLITE_DONE && rc != SQLITE_ROW &&
+          !g_cancellable_set_error_if_cancelled (cancellable, &error))
+        g_set_error (&error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                     _("Could not sort or filter the events of “%s”: %s"), path,
+                     sqlite3_errmsg (db));
+      sqlite3_finalize (stmt);
+    }
+  cowscope_session_document_release_db (q->document, db);
+  if (error != NULL)
+    {
+      query_result_free (result);
+      g_task_return_error (task, error);
+    }
+  else
+    g_task_return_pointer (task, result, query_result_free);
+}
+
+void
+cowscope_event_list_query_async (CowscopeEventList *self, CowscopeEventOrder order,
+                                 gboolean descending, const char *filter,
+                                 GCancellable *cancellable, GAsyncReadyCallback callback,
+                                 gpointer user_data)
+{
+  g_return_if_fail (COWSCOPE_IS_EVENT_LIST (self));
+  g_return_if_fail (order < COWSCOPE_N_EVENT_ORDERS);
+  Query *q = g_new0 (Query, 1);
+  q->document = g_object_ref (self->document);
+  q->order = order;
+  q->descending = descending;
+  q->filter = filter != NULL && filter[0] != '\0' ? g_utf8_casefold (filter, -1) : NULL;
+  q->start_ns = cowscope_session_document_get_start_ns (self->document);
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, cowscope_event_list_query_async);
+  g_task_set_task_data (task, q, query_free);
+  g_task_run_in_thread (task, query_thread);
+  g_object_unref (task);
+}
+
+gboolean
+cowscope_event_list_query_finish (CowscopeEventList *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  QueryResult *r = g_task_propagate_pointer (G_TASK (result), error);
+  if (r == NULL)
+    return FALSE;
+  guint removed = self->n_items;
+  g_clear_pointer (&self->order, g_array_unref);
+  self->order = g_steal_pointer (&r->seqs);
+  self->n_items = self->order != NULL ? self->order->len : self->n_events;
+  query_result_free (r);
+  g_list_model_items_changed (G_LIST_MODEL (self), 0, removed, self->n_items);
+  return TRUE;
 }

@@ -576,6 +576,21 @@ test_tables (void)
   g_assert_cmpuint (n_mat, >, 0);
   g_assert_cmpuint (n_mat, <, info.n_events);
 
+  /* Sorting the events by a column header keeps the filter: newest first. */
+  cowscope_tables_view_sort_by (events, "time", GTK_SORT_DESCENDING);
+  g_assert_false (cowscope_tables_view_get_ready (events));
+  g_assert_true (gui_test_wait_until (table_ready, events, 30));
+  GListModel *event_rows = cowscope_tables_view_get_rows (events);
+  g_assert_cmpuint (g_list_model_get_n_items (event_rows), ==, n_mat);
+  gint64 prev_ts = G_MAXINT64;
+  for (guint i = 0; i < n_mat; i++)
+    {
+      g_autoptr (CowscopeEventItem) item = g_list_model_get_item (event_rows, i);
+      g_assert_cmpstr (cowscope_event_item_get_type_name (item), ==, "materialize_end");
+      g_assert_cmpint (cowscope_event_item_get_ts (item), <=, prev_ts);
+      prev_ts = cowscope_event_item_get_ts (item);
+    }
+
   /* Selecting a row sets the selected seq... */
   cowscope_tables_view_select_row (warnings, 0);
   g_autoptr (CowscopeWarningItem) w0 = g_list_model_get_item (cowscope_tables_view_get_rows (warnings), 0);
@@ -588,6 +603,9 @@ test_tables (void)
   g_assert_cmpuint (pos, !=, GTK_INVALID_LIST_POSITION);
   g_autoptr (CowscopeEventItem) e = g_list_model_get_item (cowscope_tables_view_get_rows (events), pos);
   g_assert_cmpint (cowscope_event_item_get_seq (e), ==, info.copy_seq);
+  g_autoptr (CowscopeEventItem) top = g_list_model_get_item (cowscope_tables_view_get_rows (events), 0);
+  g_assert_cmpint (cowscope_event_item_get_ts (top), ==,
+                   sql_int ("SELECT max(ts) + ?1 FROM events", 0)); /* still newest first */
   /* Choosing an object highlights it. */
   cowscope_tables_view_select_row (objects, 0);
   guint n;

@@ -763,6 +763,113 @@ test_lists (void)
   g_assert_nonnull (t);
 }
 
+/* ---- events sorted and filtered in SQL ---------------------------------- */
+
+typedef struct {
+  GMainLoop *loop;
+  gboolean ok;
+  GError *error;
+  guint changes;
+} QueryWait;
+
+static void
+query_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  QueryWait *w = data;
+  w->ok = cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &w->error);
+  g_main_loop_quit (w->loop);
+}
+
+static void
+count_change (GListModel *list, guint position, guint removed, guint added, QueryWait *w)
+{
+  (void) list, (void) position, (void) removed, (void) added;
+  w->changes++;
+}
+
+/* Runs one query to its end; FALSE with w->error set when it failed. */
+static gboolean
+query_events (CowscopeEventList *list, QueryWait *w, CowscopeEventOrder order,
+              gboolean descending, const char *filter, GCancellable *cancellable)
+{
+  g_clear_error (&w->error);
+  w->changes = 0;
+  cowscope_event_list_query_async (list, order, descending, filter, cancellable, query_done, w);
+  g_main_loop_run (w->loop);
+  return w->ok;
+}
+
+static gint64
+item_ts (CowscopeEventList *list, guint i)
+{
+  g_autoptr (CowscopeEventItem) item = g_list_model_get_item (G_LIST_MODEL (list), i);
+  g_assert_nonnull (item);
+  return cowscope_event_item_get_ts (item);
+}
+
+static void
+test_event_query (void)
+{
+  g_autoptr (CowscopeEventList) events = cowscope_event_list_new (fixture_doc);
+  GListModel *rows = G_LIST_MODEL (events);
+  QueryWait w = { g_main_loop_new (NULL, FALSE), FALSE, NULL, 0 };
+  g_signal_connect (events, "items-changed", G_CALLBACK (count_change), &w);
+  guint n = (guint) fixture_info.n_events;
+
+  /* Newest first: every row, times never increasing, the SQL's first row. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, TRUE, NULL, NULL));
+  g_assert_cmpuint (w.changes, ==, 1);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+  for (guint i = 1; i < n; i += 1 + n / 500)
+    g_assert_cmpint (item_ts (events, i - 1), >=, item_ts (events, i));
+  g_autoptr (CowscopeEventItem) newest = g_list_model_get_item (rows, 0);
+  g_assert_cmpint (cowscope_event_item_get_seq (newest), ==,
+                   sql_int (fixture_path, "SELECT seq FROM events ORDER BY ts DESC, seq DESC LIMIT 1"));
+  g_assert_cmpint (cowscope_event_list_position_of (events, cowscope_event_item_get_seq (newest)),
+                   ==, 0);
+
+  /* By event type: names in order. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TYPE, FALSE, NULL, NULL));
+  for (guint i = 1; i < n; i += 1 + n / 500)
+    {
+      g_autoptr (CowscopeEventItem) a = g_list_model_get_item (rows, i - 1);
+      g_autoptr (CowscopeEventItem) b = g_list_model_get_item (rows, i);
+      g_assert_cmpint (strcmp (cowscope_event_item_get_type_name (a),
+                               cowscope_event_item_get_type_name (b)), <=, 0);
+    }
+
+  /* A filter keeps exactly the matching rows, case-insensitively. */
+  gint64 n_end = sql_int (fixture_path,
+                          "SELECT count(*) FROM events e JOIN event_types t ON t.id = e.type"
+                          " WHERE t.name = 'materialize_end'");
+  g_assert_cmpint (n_end, >, 0);
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_SEQ, FALSE, "Materialize_END", NULL));
+  g_assert_cmpint (g_list_model_get_n_items (rows), ==, n_end);
+  g_autoptr (CowscopeEventItem) first_end = g_list_model_get_item (rows, 0);
+  g_assert_cmpstr (cowscope_event_item_get_type_name (first_end), ==, "materialize_end");
+  g_assert_cmpint (cowscope_event_list_position_of (events, 1), ==, -1); /* filtered out */
+
+  /* A filter nothing matches empties the list; a cancelled query changes nothing. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_SEQ, FALSE, "no such text", NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 0);
+  g_autoptr (GCancellable) cancelled = g_cancellable_new ();
+  g_cancellable_cancel (cancelled);
+  g_assert_false (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, FALSE, NULL, cancelled));
+  g_assert_error (w.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (w.changes, ==, 0);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 0);
+
+  /* Back to the natural order: position i is seq first + i again. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_SEQ, FALSE, "", NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+  g_autoptr (CowscopeEventItem) first = g_list_model_get_item (rows, 0);
+  g_assert_cmpint (cowscope_event_item_get_seq (first), ==, 1);
+  g_assert_cmpint (cowscope_event_list_position_of (events, 7), ==, 6);
+
+  g_clear_error (&w.error);
+  g_main_loop_unref (w.loop);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -785,6 +892,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
   g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
+  g_test_add_func ("/session/lists/events-sorted-filtered-in-sql", test_event_query);
   int status = g_test_run ();
   g_object_unref (fixture_doc);
   g_unlink (fixture_path);
