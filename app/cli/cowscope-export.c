@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gio/gio.h>
+
 #include "cowscope-output.h"
 
 /* User-visible strings (untranslated for now), in one place. */
@@ -30,42 +32,65 @@
 #define MSG_MOVE           "cannot move the output into place as %s: %s"
 #define MSG_SQLITE_WRITE   "cannot write %s: %s"
 #define MSG_PROGRESS       "\rexporting %s: %3d%%"
+#define MSG_CANCELLED      "the export was cancelled"
 
 /* ---- progress ------------------------------------------------------------ */
 
 typedef struct {
-  FILE *stream;  /* NULL: silent */
+  FILE *stream;  /* NULL: no percentage drawn */
+  CowscopeExportProgressFunc func;
+  gpointer user_data;
   const char *label;
   gint64 total, done;
   int shown;     /* last percentage drawn, -1 none */
+  gboolean cancelled;
 } Progress;
 
-/* Draws progress on @stream only when it is a terminal. */
+/* Draws progress on the stream only when it is a terminal, and reports it
+ * to the function; @sink may be NULL (silent). */
 static void
-progress_init (Progress *progress, FILE *stream, const char *label, gint64 total)
+progress_init (Progress *progress, const CowscopeExportProgress *sink, const char *label,
+               gint64 total)
 {
+  FILE *stream = sink != NULL ? sink->terminal : NULL;
   progress->stream = stream != NULL && isatty (fileno (stream)) ? stream : NULL;
+  progress->func = sink != NULL ? sink->func : NULL;
+  progress->user_data = sink != NULL ? sink->user_data : NULL;
   progress->label = label;
   progress->total = MAX (total, 1);
   progress->done = 0;
   progress->shown = -1;
+  progress->cancelled = FALSE;
 }
 
-static void
+/* One more row written; FALSE once the progress function cancelled. */
+static gboolean
 progress_step (Progress *progress)
 {
-  int percent;
-
   progress->done++;
-  if (progress->stream == NULL || (progress->done & 4095) != 0)
-    return;
-  percent = (int) MIN (99, progress->done * 100 / progress->total);
-  if (percent != progress->shown)
+  if ((progress->done & 4095) != 0 || progress->cancelled)
+    return !progress->cancelled;
+  double fraction = MIN (0.99, (double) progress->done / (double) progress->total);
+  if (progress->func != NULL && !progress->func (fraction, progress->user_data))
+    progress->cancelled = TRUE;
+  int percent = (int) (fraction * 100);
+  if (progress->stream != NULL && percent != progress->shown)
     {
       fprintf (progress->stream, MSG_PROGRESS, progress->label, percent);
       fflush (progress->stream);
       progress->shown = percent;
     }
+  return !progress->cancelled;
+}
+
+/* FALSE with G_IO_ERROR_CANCELLED when the progress function cancelled. */
+static gboolean
+progress_check (Progress *progress, GError **error)
+{
+  if (!progress->cancelled)
+    return TRUE;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, MSG_CANCELLED);
+  return FALSE;
 }
 
 /* Erases the progress line, if one was drawn. */
@@ -194,10 +219,11 @@ for_each_row (Trace *trace, const char *sql,
          && cowscope_output_ok (trace->out))
     {
       row (trace, stmt);
-      progress_step (&trace->progress);
+      if (!progress_step (&trace->progress))
+        break;
     }
   sqlite3_finalize (stmt);
-  return rc >= 0;
+  return rc >= 0 && progress_check (&trace->progress, error);
 }
 
 static void
@@ -522,7 +548,8 @@ write_counters (Trace *trace, GError **error)
       gint64 v3 = sqlite3_column_int64 (stmt, 6);
       ProcessCounters *c = g_hash_table_lookup (processes, &pid);
 
-      progress_step (&trace->progress);
+      if (!progress_step (&trace->progress))
+        break;
       if (c == NULL)
         {
           c = g_new0 (ProcessCounters, 1);
@@ -581,7 +608,7 @@ write_counters (Trace *trace, GError **error)
           }
     }
   sqlite3_finalize (stmt);
-  return rc >= 0;
+  return rc >= 0 && progress_check (&trace->progress, error);
 }
 
 /* ---- the chrome document -------------------------------------------------- */
@@ -668,7 +695,8 @@ estimate_rows (CowscopeSession *session)
 
 gboolean
 cowscope_export_chrome (CowscopeSession *session, const char *path,
-                        gboolean force, FILE *progress, GError **error)
+                        gboolean force, const CowscopeExportProgress *progress,
+                        GError **error)
 {
   Trace trace = { .session = session, .first = TRUE };
   g_autofree char *cuda_sql = NULL;
@@ -814,10 +842,11 @@ csv_table (CowscopeSession *session, const char *table, CowscopeOutput *out,
             }
         }
       cowscope_output_puts (out, "\r\n");
-      progress_step (progress);
+      if (!progress_step (progress))
+        break;
     }
   sqlite3_finalize (stmt);
-  return rc >= 0;
+  return rc >= 0 && progress_check (progress, error);
 }
 
 /* "events" → "events.csv"; other bytes than [A-Za-z0-9_-] become '_'. */
@@ -846,7 +875,8 @@ remove_tree (const char *dir, GPtrArray *names)
 
 gboolean
 cowscope_export_csv (CowscopeSession *session, const char *path,
-                     gboolean force, FILE *progress_stream, GError **error)
+                     gboolean force, const CowscopeExportProgress *progress_sink,
+                     GError **error)
 {
   g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
@@ -899,7 +929,7 @@ cowscope_export_csv (CowscopeSession *session, const char *path,
           && cowscope_session_query_int (session, sql, &n, NULL))
         total += n;
     }
-  progress_init (&progress, progress_stream, path, total);
+  progress_init (&progress, progress_sink, path, total);
 
   if (g_mkdtemp_full (tmp, 0755) == NULL)
     {
@@ -975,9 +1005,19 @@ fail:
 
 /* ---- sqlite -------------------------------------------------------------- */
 
+/* SQLite progress handler during VACUUM INTO: the total is unknown, so
+ * the function hears -1; a non-zero return interrupts the copy. */
+static int
+vacuum_progress (void *data)
+{
+  const CowscopeExportProgress *sink = data;
+  return !sink->func (-1, sink->user_data);
+}
+
 gboolean
 cowscope_export_sqlite (CowscopeSession *session, const char *path,
-                        gboolean force, GError **error)
+                        gboolean force, const CowscopeExportProgress *progress,
+                        GError **error)
 {
   g_autofree char *parent = g_path_get_dirname (path);
   g_autofree char *base = g_path_get_basename (path);
@@ -1022,13 +1062,18 @@ cowscope_export_sqlite (CowscopeSession *session, const char *path,
   rc = sqlite3_prepare_v2 (db, "VACUUM main INTO ?", -1, &stmt, NULL);
   if (rc == SQLITE_OK)
     {
+      if (progress != NULL && progress->func != NULL)
+        sqlite3_progress_handler (db, 100000, vacuum_progress, (void *) progress);
       sqlite3_bind_text (stmt, 1, tmp, -1, SQLITE_STATIC);
       rc = sqlite3_step (stmt);
+      sqlite3_progress_handler (db, 0, NULL, NULL);
     }
   if (rc != SQLITE_DONE)
     {
       int primary = rc & 0xff;
-      if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+      if (primary == SQLITE_INTERRUPT)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, MSG_CANCELLED);
+      else if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
         cowscope_session_set_error (session, error, rc, "copying");
       else
         g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_SQLITE_WRITE,
@@ -1098,12 +1143,13 @@ cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
   if (!cowscope_session_is_finalized (session))
     fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", file, file);
 
+  CowscopeExportProgress progress = { .terminal = err };
   if (strcmp (format, "chrome") == 0)
-    ok = cowscope_export_chrome (session, output, force, err, &error);
+    ok = cowscope_export_chrome (session, output, force, &progress, &error);
   else if (strcmp (format, "csv") == 0)
-    ok = cowscope_export_csv (session, output, force, err, &error);
+    ok = cowscope_export_csv (session, output, force, &progress, &error);
   else
-    ok = cowscope_export_sqlite (session, output, force, &error);
+    ok = cowscope_export_sqlite (session, output, force, &progress, &error);
   if (!ok)
     {
       fprintf (err, "cowscope-cli export: %s\n", error->message);

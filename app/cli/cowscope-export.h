@@ -34,15 +34,30 @@ int cowscope_cli_export (int argc, char **argv);
 /* The same, printing help on @out and messages and progress on @err. */
 int cowscope_export_run (int argc, char **argv, FILE *out, FILE *err);
 
-/* Each writes @session to @path; FALSE with @error on failure, in which
+/* Called from the exporting thread with the fraction written (0 to 1), or
+ * -1 while the total is unknown (the database copy); returning FALSE
+ * cancels the export. */
+typedef gboolean (*CowscopeExportProgressFunc) (double fraction, gpointer user_data);
+
+/* Where progress goes; every field may be NULL. */
+typedef struct {
+  FILE *terminal;                  /* a percentage is drawn when it is a tty */
+  CowscopeExportProgressFunc func;
+  gpointer user_data;
+} CowscopeExportProgress;
+
+/* Each writes @session to @path; FALSE with @error on failure (with
+ * G_IO_ERROR_CANCELLED when @progress's function cancelled), in which
  * case nothing is left at @path that was not there before.  @progress may
- * be NULL; otherwise progress is drawn on it when it is a terminal. */
+ * be NULL. */
 gboolean cowscope_export_chrome (CowscopeSession *session, const char *path,
-                                 gboolean force, FILE *progress,
+                                 gboolean force, const CowscopeExportProgress *progress,
                                  GError **error);
 gboolean cowscope_export_csv (CowscopeSession *session, const char *path,
-                              gboolean force, FILE *progress, GError **error);
+                              gboolean force, const CowscopeExportProgress *progress,
+                              GError **error);
 gboolean cowscope_export_sqlite (CowscopeSession *session, const char *path,
-                                 gboolean force, GError **error);
+                                 gboolean force, const CowscopeExportProgress *progress,
+                                 GError **error);
 
 G_END_DECLS

@@ -4,9 +4,10 @@
  * Chrome / Perfetto trace JSON, or a folder of CSV files), then the
  * platform's file chooser for where it goes.  The export itself is the
  * command-line tool's (cowscope-export.h, which writes complete outputs
- * or nothing) and runs in a GTask thread; a progress bar pulses while it
- * does and the dialog cannot be closed.  The outcome, good or bad, is a
- * toast in the window the dialog belongs to.
+ * or nothing) and runs in a GTask thread; a progress bar shows how far
+ * it got (it pulses for the database copy, whose total SQLite does not
+ * tell) and Cancel stops it, leaving nothing behind.  The outcome, good or
+ * bad, is a toast in the window the dialog belongs to.
  */
 #include "cowscope-config.h"
 
@@ -28,7 +29,8 @@ struct _CowscopeExportDialog
 
   GFile                *session;
   gboolean              busy;
-  guint                 pulse_id;
+  guint                 progress_id;
+  struct _ExportJob    *job;          /* the export running, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeExportDialog, cowscope_export_dialog, ADW_TYPE_WINDOW)
@@ -43,11 +45,13 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 /* What the export thread needs; owned by the task. */
-typedef struct
+typedef struct _ExportJob
 {
   CowscopeExportFormat  format;
   char                 *session_path;
   char                 *destination;
+  GCancellable         *cancellable;
+  int                   permille;     /* atomic: done in 1/1000, -1 unknown */
 } ExportJob;
 
 static void
@@ -55,7 +59,19 @@ export_job_free (ExportJob *job)
 {
   g_free (job->session_path);
   g_free (job->destination);
+  g_object_unref (job->cancellable);
   g_free (job);
+}
+
+/* Export thread: records how far it got; FALSE stops the export. */
+static gboolean
+export_progress_cb (double   fraction,
+                    gpointer user_data)
+{
+  ExportJob *job = user_data;
+
+  g_atomic_int_set (&job->permille, fraction < 0 ? -1 : (int) (fraction * 1000));
+  return !g_cancellable_is_cancelled (job->cancellable);
 }
 
 /* The export thread: opens the session read-only (defensively) and
@@ -71,6 +87,7 @@ export_thread (GTask        *task,
   g_autoptr(CowscopeSession) session = NULL;
   GError *error = NULL;
   gboolean ok = FALSE;
+  CowscopeExportProgress progress = { .func = export_progress_cb, .user_data = job };
 
   session = cowscope_session_open (job->session_path, &error);
   if (session != NULL)
@@ -78,13 +95,13 @@ export_thread (GTask        *task,
       switch (job->format)
         {
         case COWSCOPE_EXPORT_FORMAT_SESSION:
-          ok = cowscope_export_sqlite (session, job->destination, TRUE, &error);
+          ok = cowscope_export_sqlite (session, job->destination, TRUE, &progress, &error);
           break;
         case COWSCOPE_EXPORT_FORMAT_CHROME:
-          ok = cowscope_export_chrome (session, job->destination, TRUE, NULL, &error);
+          ok = cowscope_export_chrome (session, job->destination, TRUE, &progress, &error);
           break;
         case COWSCOPE_EXPORT_FORMAT_CSV:
-          ok = cowscope_export_csv (session, job->destination, TRUE, NULL, &error);
+          ok = cowscope_export_csv (session, job->destination, TRUE, &progress, &error);
           break;
         default:
           g_assert_not_reached ();
@@ -110,13 +127,25 @@ toast_in_parent (CowscopeExportDialog *self,
     g_message ("%s", message);
 }
 
-/* Pulses the progress bar while the export runs. */
+/* Shows how far the export got: a fraction, or a pulse while unknown. */
 static gboolean
-pulse_cb (gpointer user_data)
+progress_cb (gpointer user_data)
 {
   CowscopeExportDialog *self = user_data;
+  int permille = self->job != NULL ? g_atomic_int_get (&self->job->permille) : -1;
 
-  gtk_progress_bar_pulse (self->progress);
+  if (permille < 0)
+    {
+      gtk_progress_bar_set_text (self->progress, _("Exporting…"));
+      gtk_progress_bar_pulse (self->progress);
+    }
+  else
+    {
+      g_autofree char *text = g_strdup_printf (_("Exporting… %d %%"), permille / 10);
+
+      gtk_progress_bar_set_text (self->progress, text);
+      gtk_progress_bar_set_fraction (self->progress, permille / 1000.0);
+    }
   return G_SOURCE_CONTINUE;
 }
 
@@ -131,12 +160,11 @@ set_busy (CowscopeExportDialog *self,
   gtk_widget_set_visible (GTK_WIDGET (self->progress), busy);
   gtk_widget_set_sensitive (self->format_group, !busy);
   gtk_widget_set_sensitive (self->export_button, !busy);
-  gtk_widget_set_sensitive (self->cancel_button, !busy);
   gtk_window_set_deletable (GTK_WINDOW (self), !busy);
   if (busy)
-    self->pulse_id = g_timeout_add (100, pulse_cb, self);
+    self->progress_id = g_timeout_add (100, progress_cb, self);
   else
-    g_clear_handle_id (&self->pulse_id, g_source_remove);
+    g_clear_handle_id (&self->progress_id, g_source_remove);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
 }
 
@@ -158,9 +186,12 @@ export_done_cb (GObject      *source,
 
       text = g_strdup_printf (_("Exported to “%s”"), name);
     }
+  else if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    text = g_strdup (_("Export cancelled"));
   else
     text = g_strdup_printf (_("Could not export the session: %s"), error->message);
 
+  self->job = NULL;
   set_busy (self, FALSE);
   toast_in_parent (self, text);
   gtk_window_destroy (GTK_WINDOW (self));
@@ -253,6 +284,21 @@ choose_activated (GtkWidget  *widget,
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
+/* export.cancel: stops the export running (its end closes the dialog),
+ * or closes the dialog. */
+static void
+cancel_activated (GtkWidget  *widget,
+                  const char *action_name,
+                  GVariant   *parameter)
+{
+  CowscopeExportDialog *self = COWSCOPE_EXPORT_DIALOG (widget);
+
+  if (self->job != NULL)
+    g_cancellable_cancel (self->job->cancellable);
+  else
+    gtk_window_close (GTK_WINDOW (self));
+}
+
 /* One format row: a radio button as prefix, activating the row selects it. */
 static GtkWidget *
 format_row (CowscopeExportDialog *self,
@@ -286,7 +332,7 @@ build_ui (CowscopeExportDialog *self)
 
   adw_header_bar_set_show_end_title_buttons (ADW_HEADER_BAR (header), FALSE);
   self->cancel_button = gtk_button_new_with_mnemonic (_("_Cancel"));
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->cancel_button), "window.close");
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (self->cancel_button), "export.cancel");
   adw_header_bar_pack_start (ADW_HEADER_BAR (header), self->cancel_button);
   self->export_button = gtk_button_new_with_mnemonic (_("_Export…"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->export_button), "export.choose");
@@ -331,7 +377,7 @@ cowscope_export_dialog_dispose (GObject *object)
 {
   CowscopeExportDialog *self = COWSCOPE_EXPORT_DIALOG (object);
 
-  g_clear_handle_id (&self->pulse_id, g_source_remove);
+  g_clear_handle_id (&self->progress_id, g_source_remove);
 
   G_OBJECT_CLASS (cowscope_export_dialog_parent_class)->dispose (object);
 }
@@ -405,7 +451,8 @@ cowscope_export_dialog_class_init (CowscopeExportDialogClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   gtk_widget_class_install_action (widget_class, "export.choose", NULL, choose_activated);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+  gtk_widget_class_install_action (widget_class, "export.cancel", NULL, cancel_activated);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "export.cancel", NULL);
 }
 
 static void
@@ -486,6 +533,8 @@ cowscope_export_dialog_export_to (CowscopeExportDialog *self,
   job->format = cowscope_export_dialog_get_format (self);
   job->session_path = g_file_get_path (self->session);
   job->destination = g_file_get_path (destination);
+  job->cancellable = g_cancellable_new ();
+  job->permille = -1;
   if (job->session_path == NULL || job->destination == NULL)
     {
       export_job_free (job);
@@ -494,6 +543,7 @@ cowscope_export_dialog_export_to (CowscopeExportDialog *self,
       return;
     }
 
+  self->job = job;
   set_busy (self, TRUE);
   task = g_task_new (self, NULL, export_done_cb, NULL);
   g_task_set_source_tag (task, cowscope_export_dialog_export_to);

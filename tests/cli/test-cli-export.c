@@ -554,6 +554,80 @@ test_usage_errors (Fixture *f, gconstpointer data)
   g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
 }
 
+/* ---- progress and cancellation (what the app's export dialog uses) --- */
+
+typedef struct {
+  guint calls;
+  guint cancel_at;     /* return FALSE on this call; 0: never */
+  double last;
+  gboolean increasing; /* every known fraction above the one before */
+  gboolean in_range;   /* every fraction in (0, 1] or exactly -1 */
+  guint unknown;       /* calls with -1 */
+} ProgressLog;
+
+static gboolean
+log_progress (double fraction, gpointer data)
+{
+  ProgressLog *log = data;
+  log->calls++;
+  if (fraction == -1)
+    log->unknown++;
+  else
+    {
+      log->in_range = log->in_range && fraction > 0 && fraction <= 1;
+      log->increasing = log->increasing && fraction > log->last;
+      log->last = fraction;
+    }
+  return log->cancel_at == 0 || log->calls < log->cancel_at;
+}
+
+static void
+test_progress_and_cancel (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  /* 20,000 more event rows: enough for several progress reports. */
+  g_assert_cmpint (g_unlink (f->path), ==, 0);
+  cli_fixture_write_session (f->path, TRUE, 20000);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSession) session = cowscope_session_open (f->path, &error);
+  g_assert_no_error (error);
+
+  /* CSV: fractions rise, within (0, 1], and the output is complete. */
+  ProgressLog log = { .increasing = TRUE, .in_range = TRUE };
+  CowscopeExportProgress progress = { .func = log_progress, .user_data = &log };
+  g_assert_true (cowscope_export_csv (session, f->out, FALSE, &progress, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (log.calls, >=, 4);
+  g_assert_true (log.increasing);
+  g_assert_true (log.in_range);
+  g_autofree char *events_csv = g_build_filename (f->out, "events.csv", NULL);
+  g_assert_true (g_file_test (events_csv, G_FILE_TEST_IS_REGULAR));
+  cli_fixture_remove_tree (f->out);
+
+  /* Cancelled at the second report: CANCELLED, and nothing left behind. */
+  log = (ProgressLog) { .cancel_at = 2, .increasing = TRUE, .in_range = TRUE };
+  g_assert_false (cowscope_export_csv (session, f->out, FALSE, &progress, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_cmpuint (log.calls, ==, 2);
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+
+  /* The database copy reports an unknown total and stops when told. */
+  log = (ProgressLog) { .increasing = TRUE, .in_range = TRUE };
+  g_assert_true (cowscope_export_sqlite (session, f->out, FALSE, &progress, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (log.unknown, >=, 1);
+  g_assert_cmpuint (log.unknown, ==, log.calls);
+  g_assert_cmpint (g_unlink (f->out), ==, 0);
+  log = (ProgressLog) { .cancel_at = 1, .increasing = TRUE, .in_range = TRUE };
+  g_assert_false (cowscope_export_sqlite (session, f->out, FALSE, &progress, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -570,6 +644,7 @@ main (int argc, char **argv)
   ADD ("/cli/export/read-only-directory", FINALIZED, test_read_only_directory);
   ADD ("/cli/export/bad-inputs", FINALIZED, test_bad_inputs);
   ADD ("/cli/export/usage-errors", FINALIZED, test_usage_errors);
+  ADD ("/cli/export/progress-and-cancel", FINALIZED, test_progress_and_cancel);
 #undef ADD
 
   return g_test_run ();
