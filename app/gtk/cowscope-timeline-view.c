@@ -16,6 +16,8 @@
 
 #include "cowscope-timeline-view.h"
 
+#include "cowscope-object-events.h"
+
 #define RULER_HEIGHT 26
 #define GUTTER_WIDTH 176
 #define THREAD_LANE_HEIGHT 46
@@ -30,6 +32,7 @@
 #define ZOOM_STEP 1.5
 #define PAN_STEP 0.15
 #define CLICK_SLOP 3.0
+#define HIGHLIGHT_COLOR "#f5c211" /* as the sharing graph outlines them */
 
 typedef struct {
   CowscopeTimelineLane *lane;
@@ -87,6 +90,9 @@ struct _CowscopeTimelineView {
 
   gint64 pinch_t0, pinch_t1;
   double pinch_x;
+
+  GCancellable *highlight_cancellable;
+  GArray *highlighted;      /* CowscopeObjectEvent of the highlighted objects; NULL: finding */
 
   GCancellable *totals_cancellable;
   guint totals_source;
@@ -848,7 +854,8 @@ draw_ruler (CowscopeTimelineView *self, GtkSnapshot *snapshot, gint64 t0, gint64
   gtk_snapshot_restore (snapshot);
 }
 
-/* Outlines the event @seq (selected) where a thread lane shows it. */
+/* Outlines the selected event @seq where thread lane @lane shows it on
+ * its own (not merged into a pixel with others). */
 static void
 draw_selected (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane, gint64 seq,
                const GdkRGBA *color)
@@ -878,6 +885,33 @@ draw_selected (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane, gi
                  7, EVENT_ROW_HEIGHT + 4, 2);
         return;
       }
+}
+
+/* Outlines, in thread lane @lane, the events of the highlighted objects:
+ * by time, so one is seen even where it shares a pixel with others. */
+static void
+draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane,
+                  const GdkRGBA *color)
+{
+  if (lane->kind != COWSCOPE_LANE_THREAD || self->highlighted == NULL)
+    return;
+  guint32 pid = cowscope_timeline_lane_get_pid (lane->lane);
+  gint64 tid = cowscope_timeline_lane_get_tid (lane->lane);
+  int w = gtk_widget_get_width (GTK_WIDGET (self));
+  for (guint i = 0; i < self->highlighted->len; i++)
+    {
+      const CowscopeObjectEvent *ev = &g_array_index (self->highlighted, CowscopeObjectEvent, i);
+      if (ev->pid != pid || ev->tid != tid)
+        continue;
+      double x0 = cowscope_timeline_view_time_to_x (self, ev->start_ns);
+      double x1 = cowscope_timeline_view_time_to_x (self, ev->end_ns);
+      if (x1 < GUTTER_WIDTH || x0 > w)
+        continue;
+      x0 = MAX (x0, GUTTER_WIDTH + 3);
+      x1 = MIN (x1, w - 3);
+      float x = (float) floor (x0) - 3, width = (float) MAX (ceil (x1) - floor (x0), 1) + 6;
+      outline (snapshot, color, x, lane->y + EVENT_ROW_Y - 2, width, EVENT_ROW_HEIGHT + 4, 2);
+    }
 }
 
 /* Draws the totals box of the selected range at the top of the lanes. */
@@ -950,6 +984,9 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
                               : (GdkRGBA) { 0.98f, 0.98f, 0.98f, 1 };
   gint64 selected = cowscope_view_state_get_selected_seq (self->state);
   GdkRGBA sel_color = fg (self, 0.95f);
+  GdkRGBA hl_color;
+  color_from (HIGHLIGHT_COLOR, &hl_color);
+
 
   gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, RULER_HEIGHT, w, h - RULER_HEIGHT));
   gtk_snapshot_save (snapshot);
@@ -973,6 +1010,7 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       gtk_snapshot_append_node (snapshot, lane->node);
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
+      draw_highlighted (self, snapshot, lane, &hl_color);
       if (selected >= 0)
         draw_selected (self, snapshot, lane, selected, &sel_color);
     }
@@ -1505,10 +1543,42 @@ state_notify_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeTimelineVi
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* Highlights changed: redraw. */
+static void
+highlighted_found_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  GArray *events = cowscope_object_events_find_finish (result, &error);
+  if (events == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* newer highlights, or the view went away */
+  CowscopeTimelineView *self = data;
+  if (events == NULL) /* outlines are a nicety: the graph still shows the objects */
+    {
+      g_warning ("Could not find the events of the highlighted objects: %s", error->message);
+      events = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectEvent));
+    }
+  g_clear_object (&self->highlight_cancellable);
+  g_clear_pointer (&self->highlighted, g_array_unref);
+  self->highlighted = events;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Highlights changed: find the events they took part in, then outline them. */
 static void
 highlights_cb (CowscopeViewState *state, CowscopeTimelineView *self)
 {
+  g_cancellable_cancel (self->highlight_cancellable);
+  g_clear_object (&self->highlight_cancellable);
+  g_clear_pointer (&self->highlighted, g_array_unref);
+  guint n = 0;
+  const CowscopeObjectRef *refs = state != NULL ? cowscope_view_state_get_highlights (state, &n) : NULL;
+  if (n > 0)
+    {
+      self->highlight_cancellable = g_cancellable_new ();
+      cowscope_object_events_find_async (cowscope_view_state_get_document (state), refs, n,
+                                         self->highlight_cancellable, highlighted_found_cb, self);
+    }
+  else
+    self->highlighted = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectEvent));
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -1590,6 +1660,9 @@ cowscope_timeline_view_dispose (GObject *object)
   g_clear_handle_id (&self->totals_source, g_source_remove);
   g_cancellable_cancel (self->totals_cancellable);
   g_clear_object (&self->totals_cancellable);
+  g_cancellable_cancel (self->highlight_cancellable);
+  g_clear_object (&self->highlight_cancellable);
+  g_clear_pointer (&self->highlighted, g_array_unref);
   set_vadjustment (self, NULL);
   g_clear_object (&self->hadjustment);
   g_clear_object (&self->layout);
@@ -1777,6 +1850,7 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
       g_signal_connect (state, "notify", G_CALLBACK (state_notify_cb), self);
       g_signal_connect (state, "highlights-changed", G_CALLBACK (highlights_cb), self);
     }
+  highlights_cb (state, self);
   self->cache_t0 = self->cache_t1 = -1;
   rebuild_lanes (self);
   range_changed (self);
@@ -1839,6 +1913,17 @@ cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemK
   g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
   g_return_if_fail (kind < COWSCOPE_N_ITEM_KINDS);
   color_from (kind_colors[kind][self->dark], color);
+}
+
+/* The events outlined for the highlighted objects; FALSE while finding. */
+gboolean
+cowscope_timeline_view_get_n_highlighted (CowscopeTimelineView *self, guint *n_events)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), FALSE);
+  if (self->highlighted == NULL)
+    return FALSE;
+  *n_events = self->highlighted->len;
+  return TRUE;
 }
 
 /* How many snapshots drew a session. */

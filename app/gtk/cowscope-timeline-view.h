@@ -72,6 +72,11 @@ gboolean cowscope_timeline_view_get_range_totals (CowscopeTimelineView *self,
 void cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemKind kind,
                                             GdkRGBA *color);
 
+/* How many events are outlined because they concern the highlighted
+ * objects (the timeline's side of a highlight); FALSE while those are
+ * still being looked up. */
+gboolean cowscope_timeline_view_get_n_highlighted (CowscopeTimelineView *self, guint *n_events);
+
 /* Snapshots that drew a session so far (for tests and the benchmark). */
 guint cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self);
 

@@ -248,6 +248,55 @@ test_click (void)
                    cowscope_timeline_view_x_to_time (view (), x2));
 }
 
+static void screenshot (const char *name);
+
+static gboolean
+highlights_found (gpointer data)
+{
+  guint n;
+  return cowscope_timeline_view_get_n_highlighted (view (), &n);
+}
+
+/* Highlighting a storage outlines its copies, lazy clones and warnings. */
+static void
+test_highlights (void)
+{
+  g_autofree char *storage_sql = g_strdup_printf (
+    "SELECT storage_id FROM materializations WHERE seq = %" G_GINT64_FORMAT, info.copy_seq);
+  g_autofree char *pid_sql = g_strdup_printf (
+    "SELECT pid FROM materializations WHERE seq = %" G_GINT64_FORMAT, info.copy_seq);
+  gint64 storage = sql_int (storage_sql), pid = sql_int (pid_sql);
+  g_autofree char *count_sql = g_strdup_printf (
+    "SELECT (SELECT count(*) FROM materializations WHERE pid = %1$" G_GINT64_FORMAT
+    " AND storage_id = %2$" G_GINT64_FORMAT ") + (SELECT count(*) FROM lazy_clones WHERE pid = %1$"
+    G_GINT64_FORMAT " AND (source_storage_id = %2$" G_GINT64_FORMAT " OR result_storage_id = %2$"
+    G_GINT64_FORMAT ")) + (SELECT count(*) FROM violations WHERE pid = %1$" G_GINT64_FORMAT
+    " AND storage_id = %2$" G_GINT64_FORMAT ")", pid, storage);
+  gint64 expected = sql_int (count_sql);
+  g_assert_cmpint (expected, >=, 2); /* its copy and the lazy clone that made it */
+
+  CowscopeObjectRef ref = { COWSCOPE_NODE_STORAGE, (guint32) pid, (guint64) storage };
+  cowscope_view_state_set_highlights (state (), &ref, 1);
+  g_assert_false (highlights_found (NULL));
+  g_assert_true (gui_test_wait_until (highlights_found, NULL, 20));
+  guint n = 0;
+  g_assert_true (cowscope_timeline_view_get_n_highlighted (view (), &n));
+  g_assert_cmpint (n, ==, expected);
+
+  /* Zoomed out so the copy shares pixels with other events: still
+   * outlined (cowscope-timeline-highlights.png shows it). */
+  gint64 begin, end;
+  zoom_on_materialization (info.copy_seq, &begin, &end);
+  cowscope_view_state_set_visible (state (), begin - 200 * (end - begin), end + 800 * (end - begin));
+  wait_frame ();
+  gui_test_spin (200);
+  screenshot ("cowscope-timeline-highlights.png");
+
+  cowscope_view_state_set_highlights (state (), NULL, 0);
+  g_assert_true (cowscope_timeline_view_get_n_highlighted (view (), &n));
+  g_assert_cmpuint (n, ==, 0);
+}
+
 static gboolean
 totals_ready (gpointer data)
 {
@@ -449,6 +498,14 @@ test_session_screenshot (void)
   cowscope_view_state_set_range (st, info.start_ns + span * 3 / 10, info.start_ns + span * 45 / 100);
   cowscope_view_state_set_selected_seq (st, info.copy_seq);
   cowscope_view_state_set_cursor (st, info.start_ns + span * 2 / 3);
+  /* The selected copy's objects, as its explanation highlights them. */
+  g_autoptr (CowscopeCopyExplanation) explanation =
+    cowscope_copy_explanation_new (cowscope_view_state_get_document (st), info.copy_seq, NULL);
+  g_assert_nonnull (explanation);
+  guint n_refs;
+  const CowscopeObjectRef *refs = cowscope_copy_explanation_get_highlights (explanation, &n_refs);
+  cowscope_view_state_set_highlights (st, refs, n_refs);
+  g_assert_true (gui_test_wait_until (highlights_found, NULL, 20));
   g_assert_true (gui_test_wait_until (totals_ready, NULL, 20));
   wait_frame ();
   gui_test_spin (300);
@@ -497,6 +554,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cowscope/timeline/lanes", test_lanes);
   g_test_add_func ("/cowscope/timeline/zoom-and-pan", test_zoom);
   g_test_add_func ("/cowscope/timeline/click-selects", test_click);
+  g_test_add_func ("/cowscope/timeline/highlights-outlined", test_highlights);
   g_test_add_func ("/cowscope/timeline/range-totals", test_range_totals);
   g_test_add_func ("/cowscope/timeline/render-nodes", test_render_nodes);
   g_test_add_func ("/cowscope/timeline/session-screenshot", test_session_screenshot);
