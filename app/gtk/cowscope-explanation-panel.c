@@ -1,6 +1,7 @@
 /* cowscope-explanation-panel.c — see cowscope-explanation-panel.h. */
 #include "cowscope-config.h"
 
+#include <inttypes.h>
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
@@ -44,7 +45,7 @@ static char *
 format_duration (gint64 ns)
 {
   if (ns < 1000)
-    return g_strdup_printf (_("%" G_GINT64_FORMAT " ns"), ns);
+    return g_strdup_printf (_("%" PRId64 " ns"), ns);
   if (ns < 1000000)
     return g_strdup_printf (_("%.1f µs"), (double) ns / 1e3);
   return g_strdup_printf (_("%.2f ms"), (double) ns / 1e6);
@@ -58,7 +59,7 @@ thread_label (CowscopeExplanationPanel *self, guint32 pid, gint64 tid)
     cowscope_view_state_get_document (self->state), pid, tid);
   if (name != NULL)
     return g_strdup (name);
-  return g_strdup_printf (_("thread %" G_GINT64_FORMAT), tid);
+  return g_strdup_printf (_("thread %" PRId64), tid);
 }
 
 /* Shows a toast when the panel sits in a toast overlay. */
@@ -194,8 +195,8 @@ add_lazy_clone_step (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex
                                             cowscope_copy_explanation_get_lazy_clone_op (ex), when,
                                             thread);
   g_autofree char *body = g_strdup_printf (
-    _("Tensor %" G_GUINT64_FORMAT " (storage %" G_GUINT64_FORMAT ") became a lazy copy of tensor %"
-      G_GUINT64_FORMAT " (storage %" G_GUINT64_FORMAT "): both shared the same bytes."),
+    _("Tensor %" PRIu64 " (storage %" PRIu64 ") became a lazy copy of tensor %"
+      PRIu64 " (storage %" PRIu64 "): both shared the same bytes."),
     cowscope_copy_explanation_get_lazy_clone_result_tensor (ex),
     cowscope_copy_explanation_get_lazy_clone_result_storage (ex),
     cowscope_copy_explanation_get_lazy_clone_source_tensor (ex),
@@ -216,7 +217,7 @@ tell_materialization (CowscopeExplanationPanel *self, CowscopeCopyExplanation *e
   g_autofree char *write = g_strdup_printf (_("Write by %s() at %s on thread %s"),
                                             cowscope_copy_explanation_get_op (ex), when, thread);
   g_autofree char *write_body = g_strdup_printf (
-    _("Writing to tensor %" G_GUINT64_FORMAT " needs storage %" G_GUINT64_FORMAT
+    _("Writing to tensor %" PRIu64 " needs storage %" PRIu64
       " to own its bytes."),
     cowscope_copy_explanation_get_tensor_id (ex), cowscope_copy_explanation_get_storage_id (ex));
   add_step (self, "document-edit-symbolic", write, write_body,
@@ -262,7 +263,7 @@ tell_materialization (CowscopeExplanationPanel *self, CowscopeCopyExplanation *e
                                                cowscope_copy_explanation_get_cuda_kind (ex),
                                                cuda_size, took);
       g_autofree char *cuda_body = g_strdup_printf (
-        _("Device %" G_GINT64_FORMAT ", stream %" G_GINT64_FORMAT),
+        _("Device %" PRId64 ", stream %" PRId64),
         cowscope_copy_explanation_get_cuda_device (ex), cowscope_copy_explanation_get_cuda_stream (ex));
       add_step (self, "video-display-symbolic", cuda, cuda_body, NULL);
     }
@@ -275,11 +276,11 @@ tell_violation (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex)
   add_lazy_clone_step (self, ex);
   const char *writer = cowscope_copy_explanation_get_writer_name (ex);
   const char *accessor = cowscope_copy_explanation_get_accessor_name (ex);
-  g_autofree char *writer_id = g_strdup_printf (_("tensor %" G_GUINT64_FORMAT),
+  g_autofree char *writer_id = g_strdup_printf (_("tensor %" PRIu64),
                                                 cowscope_copy_explanation_get_writer_tensor (ex));
-  g_autofree char *accessor_id = g_strdup_printf (_("tensor %" G_GUINT64_FORMAT),
+  g_autofree char *accessor_id = g_strdup_printf (_("tensor %" PRIu64),
                                                   cowscope_copy_explanation_get_accessor_tensor (ex));
-  g_autofree char *w = g_strdup_printf (_("Write to %s (generation %" G_GINT64_FORMAT ")"),
+  g_autofree char *w = g_strdup_printf (_("Write to %s (generation %" PRId64 ")"),
                                         writer ? writer : writer_id,
                                         cowscope_copy_explanation_get_writer_generation (ex));
   add_step (self, "document-edit-symbolic", w,
@@ -293,7 +294,7 @@ tell_violation (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex)
                                         accessor ? accessor : accessor_id,
                                         cowscope_copy_explanation_get_op (ex), when, thread);
   g_autofree char *body = g_strdup_printf (
-    _("It saw generation %" G_GINT64_FORMAT ": the program relies on aliasing that a real copy would break."),
+    _("It saw generation %" PRId64 ": the program relies on aliasing that a real copy would break."),
     cowscope_copy_explanation_get_accessor_generation (ex));
   add_step (self, "dialog-warning-symbolic", a, body, cowscope_copy_explanation_get_stack (ex));
 }

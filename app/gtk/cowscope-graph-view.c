@@ -1,6 +1,7 @@
 /* cowscope-graph-view.c — see cowscope-graph-view.h. */
 #include "cowscope-config.h"
 
+#include <inttypes.h>
 #include <adwaita.h>
 #include <glib/gi18n.h>
 #include <string.h>
@@ -172,7 +173,7 @@ update_details (CowscopeGraphView *self)
       const CowscopeGraphNode *g =
         cowscope_sharing_graph_get_node (cowscope_graph_scene_get_graph (self->scene),
                                          (guint) n->graph_index);
-      g_string_append_printf (body, _("Process %u, id %" G_GUINT64_FORMAT "\n"), n->pid, n->id);
+      g_string_append_printf (body, _("Process %u, id %" PRIu64 "\n"), n->pid, n->id);
       g_string_append_printf (body, "%s\n", state_name (n));
       g_string_append_printf (body, _("Size: %s"), size);
       if (g->free_ts >= 0)

@@ -1,6 +1,7 @@
 /* cowscope-copy-explanation.c — why one copy (or warning) happened. */
 #include "cowscope-copy-explanation.h"
 
+#include <inttypes.h>
 #include <glib/gi18n-lib.h>
 
 #include "cowscope-session-db.h"
@@ -327,11 +328,11 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
   g_autofree char *size = g_format_size (self->nbytes);
   if (self->lc_seq > 0)
     self->summary = g_strdup_printf (
-      _("%s of %s in “%s”: the write to storage %" G_GUINT64_FORMAT " broke the sharing "
-        "created by the lazy clone at event %" G_GINT64_FORMAT "."),
+      _("%s of %s in “%s”: the write to storage %" PRIu64 " broke the sharing "
+        "created by the lazy clone at event %" PRId64 "."),
       self->mode, size, self->op, self->storage_id, self->lc_seq);
   else
-    self->summary = g_strdup_printf (_("%s of %s in “%s” on storage %" G_GUINT64_FORMAT "."),
+    self->summary = g_strdup_printf (_("%s of %s in “%s” on storage %" PRIu64 "."),
                                      self->mode, size, self->op, self->storage_id);
   return TRUE;
 }
@@ -365,8 +366,8 @@ explain_violation (CowscopeCopyExplanation *self, CowscopeSessionDocument *docum
       || !load_lazy_clone (self, document, db, path, -1, self->storage_id, self->seq, error))
     return FALSE;
   self->summary = g_strdup_printf (
-    _("Tensor %s was written (generation %" G_GINT64_FORMAT "), then tensor %s %s the same "
-      "storage through another view (generation %" G_GINT64_FORMAT "): the program relies "
+    _("Tensor %s was written (generation %" PRId64 "), then tensor %s %s the same "
+      "storage through another view (generation %" PRId64 "): the program relies "
       "on aliasing that a lazy copy would break."),
     self->writer_name ? self->writer_name : "?", self->writer_gen,
     self->accessor_name ? self->accessor_name : "?",
@@ -448,7 +449,7 @@ cowscope_copy_explanation_new (CowscopeSessionDocument *document, gint64 seq, GE
   if (!found)
     g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
                  COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION,
-                 _("Event %" G_GINT64_FORMAT " is neither a copy nor a simulate-mode warning"),
+                 _("Event %" PRId64 " is neither a copy nor a simulate-mode warning"),
                  seq);
 out:
   g_clear_pointer (&m, sqlite3_finalize);

@@ -1,6 +1,7 @@
 /* cowscope-warning-list.c — warnings as a lazily read list model. */
 #include "cowscope-warning-list.h"
 
+#include <inttypes.h>
 #include <glib/gi18n-lib.h>
 
 #include "cowscope-session-db.h"
@@ -69,16 +70,16 @@ get_item (GListModel *model, guint position)
           switch (key->kind)
             {
             case COWSCOPE_WARNING_VIOLATION:
-              message = g_strdup_printf (_("Storage %" G_GINT64_FORMAT ": tensor %" G_GINT64_FORMAT
-                                           " relies on a write through tensor %" G_GINT64_FORMAT),
+              message = g_strdup_printf (_("Storage %" PRId64 ": tensor %" PRId64
+                                           " relies on a write through tensor %" PRId64),
                                          a, c, b);
               break;
             case COWSCOPE_WARNING_FAILED_COPY:
-              message = g_strdup_printf (_("Storage %" G_GINT64_FORMAT ": copying %s failed"),
+              message = g_strdup_printf (_("Storage %" PRId64 ": copying %s failed"),
                                          a, size);
               break;
             default:
-              message = g_strdup_printf (_("Storage %" G_GINT64_FORMAT ": lazy clone copied %s "
+              message = g_strdup_printf (_("Storage %" PRId64 ": lazy clone copied %s "
                                            "eagerly (%s)"),
                                          a, size,
                                          c == 1 ? _("foreign data pointer")
