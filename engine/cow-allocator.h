@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cow-device.h"
 #include "cow-error.h"
 
 #ifdef __cplusplus
@@ -21,11 +22,6 @@ extern "C" {
 #endif
 
 typedef void (*CowDeleterFn) (void *context);
-
-typedef enum {
-  COW_DEVICE_CPU = 0,
-  COW_DEVICE_CUDA = 1,
-} CowDeviceType;
 
 typedef struct {
   void *data;           /* first byte; may be NULL for zero bytes */
@@ -48,7 +44,10 @@ struct _CowAllocator {
                          CowError *error);
 
   /* Copies @nbytes from @src to @dst, both from this allocator's device.
-   * Must not use plain memcpy for device memory. */
+   * Must not use plain memcpy for device memory.  A device allocator
+   * enqueues the copy on the calling thread's current stream (see
+   * cow-cuda.h) and may return before it has run, as PyTorch's does; a
+   * device allocator's allocate() is ordered on that stream too. */
   CowStatus (*copy_data) (CowAllocator *self, void *dst, const void *src,
                           size_t nbytes, CowError *error);
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cow-allocator.h"
+#include "cow-cuda-private.h"
 #include "cow-private.h"
 
 typedef struct _CowContext {
@@ -29,6 +30,9 @@ typedef struct _CowContext {
   size_t nbytes;
   uint64_t allocation_id;
   CowAllocator *allocator;
+  /* Device bytes only (NULL for host memory): the stream order that the
+   * lock gives on the host (cow-cuda-private.h). */
+  CowDeviceSync *device_sync;
 } CowContext;
 
 /* What ALLOCATION_NEW/FREE events say about who provided the bytes. */
@@ -47,11 +51,23 @@ cow_allocation_device (const CowAllocator *allocator)
   return allocator != NULL ? (uint64_t) allocator->device_index : 0;
 }
 
+/* The device field of trace events' aux (COW_TRACE_AUX_DEVICE_SHIFT):
+ * 0 for host memory, 1 + index for cuda:index. */
+static inline uint32_t
+cow_trace_device (const CowAllocator *allocator)
+{
+  if (allocator == NULL || allocator->device_type != COW_DEVICE_CUDA)
+    return 0;
+  return ((uint32_t) allocator->device_index + 1) << COW_TRACE_AUX_DEVICE_SHIFT;
+}
+
 /* A context owning @owner's bytes with refcount 1 (for @storage_id), or
- * NULL when memory runs out. */
+ * NULL when memory runs out.  @device_sync (NULL for host bytes) is
+ * taken over, also on failure. */
 COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
                                           size_t nbytes, uint64_t allocation_id,
-                                          CowAllocator *allocator);
+                                          CowAllocator *allocator,
+                                          CowDeviceSync *device_sync);
 
 /* Frees a context that was never published (lost a race); the bytes
  * stay with their owner. */
@@ -70,12 +86,17 @@ cow_context_ref (CowContext *context, uint64_t storage_id)
 }
 
 /* Drops a storage that is being freed, not materialized: the last one
- * waits for copies in flight (exclusive lock), frees the bytes with the
- * original deleter and the context. */
-COW_INTERNAL void cow_context_unref (CowContext *context, uint64_t storage_id);
+ * waits for copies in flight (exclusive lock; for device bytes, also
+ * their streams), frees the bytes with the original deleter and the
+ * context.  @stream: the storage's stream (device bytes), or NULL. */
+COW_INTERNAL void cow_context_unref (CowContext *context, uint64_t storage_id,
+                                     CowCudaStream *stream);
 
 /* Ends the context after its last reference took the bytes: waits for
- * copies in flight and frees the context, not the bytes.  Returns the
- * ns spent waiting for the exclusive lock. */
+ * copies in flight — for device bytes, makes @stream (the stealer's)
+ * wait for every other sharer's work on them and frees them on it from
+ * now on — and frees the context, not the bytes.  Returns the ns spent
+ * waiting for the exclusive lock. */
 COW_INTERNAL int64_t cow_context_finish_steal (CowContext *context,
-                                               uint64_t storage_id);
+                                               uint64_t storage_id,
+                                               CowCudaStream *stream);

@@ -5,13 +5,18 @@
 
 CowContext *
 cow_context_new (void *data, CowDataPtr owner, size_t nbytes,
-                 uint64_t allocation_id, CowAllocator *allocator)
+                 uint64_t allocation_id, CowAllocator *allocator,
+                 CowDeviceSync *device_sync)
 {
   CowContext *context = malloc (sizeof *context);
   if (context == NULL)
-    return NULL;
+    {
+      cow_device_sync_free (device_sync);
+      return NULL;
+    }
   if (pthread_rwlock_init (&context->lock, NULL) != 0)
     {
+      cow_device_sync_free (device_sync);
       free (context);
       return NULL;
     }
@@ -22,12 +27,14 @@ cow_context_new (void *data, CowDataPtr owner, size_t nbytes,
   context->nbytes = nbytes;
   context->allocation_id = allocation_id;
   context->allocator = allocator;
+  context->device_sync = device_sync;
   return context;
 }
 
 void
 cow_context_discard (CowContext *context)
 {
+  cow_device_sync_free (context->device_sync);
   pthread_rwlock_destroy (&context->lock);
   free (context);
 }
@@ -48,16 +55,20 @@ destroy (CowContext *context, uint64_t storage_id)
 {
   COW_TRACE (COW_EVENT_CONTEXT_FREE, COW_OP_NONE, 0, context->id, storage_id,
              0, context->allocation_id, 0);
+  cow_device_sync_free (context->device_sync);
   pthread_rwlock_destroy (&context->lock);
   free (context);
 }
 
 void
-cow_context_unref (CowContext *context, uint64_t storage_id)
+cow_context_unref (CowContext *context, uint64_t storage_id, CowCudaStream *stream)
 {
   /* Read before the decrement: once it leaves the count above zero the
    * context belongs to the other sharers, who may free it at once. */
   uint64_t context_id = context->id, allocation_id = context->allocation_id;
+  /* Before the decrement too: the last holder must see this release. */
+  if (context->device_sync != NULL)
+    cow_device_sync_release (context->device_sync, stream);
   /* Release: our reads of the bytes happen before whoever frees them;
    * acquire: the last one sees the others' reads before it frees. */
   int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
@@ -68,6 +79,13 @@ cow_context_unref (CowContext *context, uint64_t storage_id)
     return;
   lock_exclusive_timed (context);
   pthread_rwlock_unlock (&context->lock);
+  if (context->device_sync != NULL)
+    {
+      /* The bytes are freed on their block's stream: after every
+       * sharer's work on them, this one's included. */
+      CowCudaStream *free_stream = cow_cuda_block_stream (&context->owner);
+      cow_device_sync_wait_all (context->device_sync, free_stream != NULL ? free_stream : stream);
+    }
   if (context->owner.deleter != NULL)
     context->owner.deleter (context->owner.context);
   COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
@@ -78,10 +96,18 @@ cow_context_unref (CowContext *context, uint64_t storage_id)
 }
 
 int64_t
-cow_context_finish_steal (CowContext *context, uint64_t storage_id)
+cow_context_finish_steal (CowContext *context, uint64_t storage_id, CowCudaStream *stream)
 {
   int64_t waited = lock_exclusive_timed (context);
   pthread_rwlock_unlock (&context->lock);
+  if (context->device_sync != NULL)
+    {
+      /* Every copier has enqueued its copy (the lock); now the stealer's
+       * stream waits until they have run, and frees the bytes from now
+       * on, after its own writes. */
+      cow_device_sync_wait_all (context->device_sync, stream);
+      cow_cuda_block_adopt (&context->owner, stream);
+    }
   destroy (context, storage_id);
   return waited;
 }

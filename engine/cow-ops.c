@@ -6,8 +6,11 @@
  * inputs' const data, so an input that shares the destination's storage
  * is read from where the bytes are now.  Inputs that overlap the
  * destination with another layout are cloned first.
+ *
+ * Operands on a device go to cow-device-ops.c after the same checks;
+ * every operand of one op must be on one device.
  */
-#include "cow-iter-private.h"
+#include "cow-device-private.h"
 #include "cow-ops.h"
 
 #include <inttypes.h>
@@ -100,6 +103,8 @@ cow_tensor_read_elements (const CowTensor *tensor, void *out, size_t nbytes,
     return cow_set_error (error, COW_ERROR_SHAPE,
                           "read_elements: buffer of %zu bytes for a tensor of %zu",
                           nbytes, cow_tensor_nbytes (tensor));
+  if (COW_UNLIKELY (cow_tensor_on_device (tensor)))
+    return cow_device_read_elements (tensor, out, error);
   int64_t strides[COW_MAX_DIMS];
   cow_contiguous_strides (tensor->ndim, tensor->sizes, strides);
   copy_elements (out, tensor->dtype, tensor->ndim, tensor->sizes, strides, tensor,
@@ -121,6 +126,14 @@ cow_tensor_get_f64 (const CowTensor *tensor, const int64_t *index, double *out,
                               "dimension %d of size %" PRId64,
                               index ? index[d] : -1, d, tensor->sizes[d]);
       offset += index[d] * tensor->strides[d];
+    }
+  if (COW_UNLIKELY (cow_tensor_on_device (tensor)))
+    {
+      CowScalar element;
+      CowStatus status = cow_device_read_element (tensor, offset, &element, error);
+      if (status == COW_OK)
+        *out = cow_load_f64 (&element, tensor->dtype);
+      return status;
     }
   const char *base = cow_tensor_const_data_for (tensor, COW_OP_NONE);
   *out = cow_load_f64 (base + offset * (int64_t) cow_tensor_itemsize (tensor), tensor->dtype);
@@ -151,6 +164,8 @@ CowTensor *
 cow_tensor_clone_as (CowTensor *tensor, int ndim, const int64_t *sizes, CowOp op,
                      CowError *error)
 {
+  if (COW_UNLIKELY (cow_tensor_on_device (tensor)))
+    return cow_device_clone_as (tensor, ndim, sizes, op, error);
   CowTensor *result = cow_tensor_new_like (ndim, sizes, tensor->dtype, op, tensor, error);
   if (result == NULL)
     return NULL;
@@ -223,6 +238,10 @@ cow_tensor_copy_ (CowTensor *dst, CowTensor *src, CowError *error)
   CowStatus status = check_broadcasts_to ("copy_", dst, src, error);
   if (status != COW_OK)
     return status;
+  /* Between devices, or on one: copy_ is how data moves, so devices may
+   * differ here. */
+  if (COW_UNLIKELY (cow_tensor_on_device (dst) || cow_tensor_on_device (src)))
+    return cow_device_copy_ (dst, src, error);
   CowTensor *input = unaliased_input (dst, src, COW_OP_COPY_, error);
   if (input == NULL)
     return error->code;
@@ -286,6 +305,8 @@ cow_tensor_fill_ (CowTensor *tensor, double value, CowError *error)
     return status;
   FillArgs args = { .dtype = tensor->dtype };
   cow_store_f64 (&args.value, tensor->dtype, value);
+  if (COW_UNLIKELY (cow_tensor_on_device (tensor)))
+    return cow_device_fill_ (tensor, &args.value, error);
   void *out = cow_tensor_mutable_data_for (tensor, COW_OP_FILL_, error);
   if (out == NULL)
     return error->code;
@@ -361,6 +382,9 @@ check_binary (const char *what, const CowTensor *a, const CowTensor *b,
   if (a->dtype != b->dtype)
     return cow_set_error (error, COW_ERROR_DTYPE, "%s: dtypes %s and %s differ", what,
                           cow_dtype_name (a->dtype), cow_dtype_name (b->dtype));
+  CowStatus status = cow_check_same_device (what, a, b, error);
+  if (status != COW_OK)
+    return status;
   args->dtype = a->dtype;
   args->alpha = alpha;
   args->alpha_u = 0;
@@ -386,6 +410,9 @@ binary_out_of_place (const char *what, CowOp op, BinaryKind kind, CowTensor *a,
   if (check_binary (what, a, b, alpha, &args, error) != COW_OK
       || cow_broadcast_shape (what, a, b, &ndim, sizes, error) != COW_OK)
     return NULL;
+  if (COW_UNLIKELY (cow_tensor_on_device (a)))
+    return cow_device_binary (op, kind == BINARY_ADD ? COW_KERNEL_ADD : COW_KERNEL_MUL, a, b,
+                              args.alpha, args.alpha_u, ndim, sizes, error);
   CowTensor *out = cow_tensor_new_like (ndim, sizes, a->dtype, op, NULL, error);
   if (out == NULL)
     return NULL;
@@ -415,6 +442,13 @@ binary_in_place (const char *what, CowOp op, BinaryKind kind, CowTensor *a,
   CowTensor *input = unaliased_input (a, b, op, error);
   if (input == NULL)
     return error->code;
+  if (COW_UNLIKELY (cow_tensor_on_device (a)))
+    {
+      status = cow_device_binary_ (op, kind == BINARY_ADD ? COW_KERNEL_ADD : COW_KERNEL_MUL, a,
+                                   input, args.alpha, args.alpha_u, error);
+      cow_tensor_unref (input);
+      return status;
+    }
   void *out = cow_tensor_mutable_data_for (a, op, error);
   if (out == NULL)
     {
@@ -478,6 +512,12 @@ cow_tensor_scale_ (CowTensor *a, double value, CowError *error)
     cow_store_i64 (&scalar, a->dtype, (int64_t) value);
   CowTensor *factor = cow_tensor_from_data (0, NULL, a->dtype, &scalar,
                                             cow_dtype_size (a->dtype), error);
+  if (factor != NULL && COW_UNLIKELY (cow_tensor_on_device (a)))
+    {
+      CowTensor *on_device = cow_tensor_to (factor, cow_tensor_device (a), error);
+      cow_tensor_unref (factor);
+      factor = on_device;
+    }
   if (factor == NULL)
     return error->code;
   CowStatus status = binary_in_place ("scale_", COW_OP_SCALE_, BINARY_MUL, a, factor, 1.0, error);
@@ -511,6 +551,12 @@ cow_tensor_sum (CowTensor *tensor, CowError *error)
   if (tensor == NULL)
     {
       cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "sum: tensor is NULL");
+      return NULL;
+    }
+  if (cow_tensor_on_device (tensor))
+    {
+      cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                     "sum: not supported for device tensors (copy to the CPU with cow_tensor_to())");
       return NULL;
     }
   SumArgs args = { .dtype = tensor->dtype };
@@ -552,6 +598,12 @@ cow_tensor_matmul (CowTensor *a, CowTensor *b, CowError *error)
   if (a == NULL || b == NULL)
     {
       cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "matmul: tensor is NULL");
+      return NULL;
+    }
+  if (cow_tensor_on_device (a) || cow_tensor_on_device (b))
+    {
+      cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                     "matmul: not supported for device tensors (copy to the CPU with cow_tensor_to())");
       return NULL;
     }
   if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)

@@ -22,6 +22,10 @@ struct _CowStorage {
   /* Non-NULL while the bytes are shared lazily.  Published with a CAS so
    * that concurrent lazy clones of one storage agree on one context. */
   _Atomic (CowContext *) cow;
+  /* Device storages: the stream all writes to the bytes are enqueued on
+   * and the bytes are freed on (cow-cuda.h); referenced.  NULL on the
+   * CPU. */
+  CowCudaStream *stream;
   /* Simulate-mode tracking; NULL until a simulated lazy copy exists. */
   _Atomic (CowSimState *) sim;
   /* The memory freed with this storage: itself, or the block it shares
@@ -49,6 +53,12 @@ COW_INTERNAL CowStatus cow_storage_materialize (CowStorage *storage, CowOp op,
 
 /* Why @storage's data pointer cannot be wrapped in a context, or 0. */
 COW_INTERNAL CowEagerReason cow_storage_wrap_refusal (const CowStorage *storage);
+
+static inline bool
+cow_storage_is_device (const CowStorage *storage)
+{
+  return storage->allocator != NULL && storage->allocator->device_type != COW_DEVICE_CPU;
+}
 
 static inline bool
 cow_storage_needs_materialize (const CowStorage *storage)

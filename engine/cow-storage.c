@@ -28,6 +28,23 @@ storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *all
   atomic_init (&storage->cow, NULL);
   atomic_init (&storage->sim, NULL);
   storage->block = block;
+  storage->stream = allocator != NULL && allocator->device_type == COW_DEVICE_CUDA
+                      ? cow_cuda_stream_for_device (allocator->device_index)
+                      : NULL;
+}
+
+/* Runs @storage's allocator on the storage's stream: a device allocator
+ * orders its allocation on the current stream. */
+static CowStatus
+storage_allocate (CowStorage *storage, CowDataPtr *out, CowError *error)
+{
+  CowAllocator *allocator = storage->allocator;
+  if (storage->stream == NULL)
+    return allocator->allocate (allocator, storage->nbytes, out, error);
+  CowCudaStream *previous = cow_cuda_exchange_current_stream (storage->stream);
+  CowStatus status = allocator->allocate (allocator, storage->nbytes, out, error);
+  cow_cuda_exchange_current_stream (previous);
+  return status;
 }
 
 static CowStorage *
@@ -50,16 +67,19 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
   if (allocator == NULL)
     allocator = cow_cpu_allocator ();
   storage_init (storage, block, nbytes, allocator);
-  CowStatus status = allocator->allocate (allocator, nbytes, &storage->owner, error);
+  CowStatus status = storage_allocate (storage, &storage->owner, error);
   if (status != COW_OK)
-    return status;
+    {
+      cow_cuda_stream_unref (storage->stream);
+      return status;
+    }
   storage->data = storage->owner.data;
   storage->allocation_id = cow_next_id ();
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator),
              storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
              cow_allocation_device (allocator), 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, op, 0, storage->id, storage->allocation_id,
-             nbytes, 0, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, op, cow_trace_device (allocator), storage->id,
+             storage->allocation_id, nbytes, 0, 0);
   return COW_OK;
 }
 
@@ -135,9 +155,10 @@ cow_storage_unref (CowStorage *storage)
   CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   uint64_t context_id = context != NULL ? context->id : 0;
   if (context != NULL)
-    cow_context_unref (context, storage->id);
+    cow_context_unref (context, storage->id, storage->stream);
   else
     release_owner (storage);
+  cow_cuda_stream_unref (storage->stream);
   CowSimState *sim = atomic_load_explicit (&storage->sim, memory_order_relaxed);
   if (COW_UNLIKELY (sim != NULL))
     cow_sim_state_free (sim);
@@ -203,11 +224,21 @@ cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storag
                                 ? "wraps foreign memory with its own deleter"
                                 : "has a data pointer its allocator cannot share");
 
+      /* Device bytes: later copies on other streams must wait for the
+       * writes enqueued so far on the source's stream. */
+      CowDeviceSync *device_sync = NULL;
+      if (cow_storage_is_device (storage))
+        {
+          COW_ENSURE_ERROR (error);
+          device_sync = cow_device_sync_new (storage->stream, error);
+          if (device_sync == NULL)
+            return error->code;
+        }
       /* Turn the source copy-on-write in place: its bytes move into a new
        * context.  Two threads may race here; the CAS picks one context. */
       CowContext *fresh = cow_context_new (storage->data, storage->owner,
                                            storage->nbytes, storage->allocation_id,
-                                           storage->allocator);
+                                           storage->allocator, device_sync);
       if (fresh == NULL)
         return cow_set_error (error, COW_ERROR_NO_MEMORY,
                               "lazy_clone: cannot allocate a context");
@@ -232,8 +263,8 @@ cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storag
   result->data = storage->data;
   result->allocation_id = context->allocation_id;
   atomic_init (&result->cow, context);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, 0, result->id,
-             result->allocation_id, result->nbytes, context->id, storage->id);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->allocator),
+             result->id, result->allocation_id, result->nbytes, context->id, storage->id);
   return COW_OK;
 }
 
@@ -268,15 +299,16 @@ steal (CowStorage *storage, CowContext *context)
   storage->owner = context->owner;
   storage->allocation_id = context->allocation_id;
   atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
-  return cow_context_finish_steal (context, storage->id);
+  return cow_context_finish_steal (context, storage->id, storage->stream);
 }
 
 static void
 finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
         int64_t waited)
 {
-  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind, storage->id, context_id,
-             storage->allocation_id, storage->nbytes, (uint64_t) waited);
+  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind | cow_trace_device (storage->allocator),
+             storage->id, context_id, storage->allocation_id, storage->nbytes,
+             (uint64_t) waited);
 }
 
 /* Materializes a storage that is the context's only sharer: it takes
@@ -293,6 +325,27 @@ steal_unique (CowStorage *storage, CowContext *context, CowOp op, int64_t waited
   finish (storage, context_id, op, COW_MATERIALIZE_STEAL, waited);
 }
 
+/* Copies the context's bytes into @dst with the storage's allocator.
+ * Device bytes: the copy is enqueued on the storage's stream, after the
+ * writes that preceded the first lazy clone. */
+static CowStatus
+copy_shared_bytes (CowStorage *storage, CowContext *context, void *dst, CowError *error)
+{
+  CowAllocator *allocator = storage->allocator;
+  if (storage->stream == NULL)
+    return allocator->copy_data (allocator, dst, context->data, storage->nbytes, error);
+  if (context->device_sync != NULL)
+    {
+      CowStatus status = cow_device_sync_wait_ready (context->device_sync, storage->stream, error);
+      if (status != COW_OK)
+        return status;
+    }
+  CowCudaStream *previous = cow_cuda_exchange_current_stream (storage->stream);
+  CowStatus status = allocator->copy_data (allocator, dst, context->data, storage->nbytes, error);
+  cow_cuda_exchange_current_stream (previous);
+  return status;
+}
+
 CowStatus
 cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
                          CowError *error)
@@ -303,8 +356,11 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   /* Saved for the end event: the context may be gone by then. */
   uint64_t context_id = context->id;
 
-  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, 0, storage->id, context->id,
-             tensor_id, storage->nbytes, 0);
+  /* BEGIN … END bracket the device copy on this thread: a CUDA tracer
+   * correlating by thread and time (CUPTI external correlation pushed on
+   * BEGIN) sees the cudaMemcpyAsync inside. */
+  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->allocator),
+             storage->id, context->id, tensor_id, storage->nbytes, 0);
 
   /* Acquire pairs with the other storages' release decrements. */
   if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
@@ -316,7 +372,7 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   /* Fallible steps first: on failure the storage is still a lazy copy. */
   CowAllocator *allocator = storage->allocator;
   CowDataPtr fresh;
-  CowStatus status = allocator->allocate (allocator, storage->nbytes, &fresh, error);
+  CowStatus status = storage_allocate (storage, &fresh, error);
   if (status != COW_OK)
     {
       finish (storage, context_id, op, COW_MATERIALIZE_FAILED, 0);
@@ -340,8 +396,7 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
       steal_unique (storage, context, op, waited);
       return COW_OK;
     }
-  status = allocator->copy_data (allocator, fresh.data, context->data,
-                                 storage->nbytes, error);
+  status = copy_shared_bytes (storage, context, fresh.data, error);
   if (status != COW_OK)
     {
       pthread_rwlock_unlock (&context->lock);
@@ -351,7 +406,10 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
       return status;
     }
   /* Still under the shared lock, so a sharer that drops the count to
-   * zero waits for this copy before it steals or frees the bytes. */
+   * zero waits for this copy before it steals or frees the bytes (on the
+   * device: for the release event after the enqueued copy). */
+  if (context->device_sync != NULL)
+    cow_device_sync_release (context->device_sync, storage->stream);
   int64_t refcount = atomic_fetch_sub_explicit (&context->refcount, 1,
                                                 memory_order_acq_rel) - 1;
   COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context->id, storage->id,

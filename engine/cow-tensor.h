@@ -34,6 +34,10 @@ CowTensor *cow_tensor_empty_with_allocator (int ndim, const int64_t *sizes,
                                             CowError *error);
 CowTensor *cow_tensor_zeros (int ndim, const int64_t *sizes, CowDType dtype,
                              CowError *error);
+/* An uninitialised contiguous tensor on @device (the CPU, or a CUDA
+ * device: its storage takes the thread's current stream, cow-cuda.h). */
+CowTensor *cow_tensor_empty_on (int ndim, const int64_t *sizes, CowDType dtype,
+                                CowDevice device, CowError *error);
 /* Copies @nbytes from @data, which must be exactly numel × dtype size. */
 CowTensor *cow_tensor_from_data (int ndim, const int64_t *sizes, CowDType dtype,
                                  const void *data, size_t nbytes,
@@ -66,7 +70,9 @@ CowStorage *cow_tensor_storage (const CowTensor *tensor);
 
 /* Element data.  const_data never materializes (in simulate mode it
  * counts as a read); mutable_data materializes the whole storage (and
- * counts as a write).  Both point at element 0 (storage offset applied). */
+ * counts as a write).  Both point at element 0 (storage offset applied);
+ * for a device tensor that is a device address, and a materializing copy
+ * is enqueued on the storage's stream. */
 const void *cow_tensor_const_data (const CowTensor *tensor);
 void *cow_tensor_mutable_data (CowTensor *tensor, CowError *error);
 
@@ -115,6 +121,17 @@ CowTensor *cow_tensor_as_strided (CowTensor *tensor, int ndim,
 CowTensor *cow_tensor_contiguous (CowTensor *tensor, CowError *error);
 /* An eager, contiguous copy in a new storage. */
 CowTensor *cow_tensor_clone (CowTensor *tensor, CowError *error);
+
+/* Devices. */
+/* Where @tensor's bytes live (from its storage's allocator; foreign
+ * memory counts as CPU). */
+CowDevice cow_tensor_device (const CowTensor *tensor);
+/* @tensor on @device: a new reference to @tensor itself when it is
+ * already there, else a contiguous copy (host to device, device to host
+ * or device to device).  A read of @tensor: never materializes it.  A
+ * copy to the CPU has completed when this returns; a copy to a device
+ * is enqueued on the new storage's stream. */
+CowTensor *cow_tensor_to (CowTensor *tensor, CowDevice device, CowError *error);
 
 /* Introspection. */
 uint64_t cow_tensor_id (const CowTensor *tensor);

@@ -21,8 +21,9 @@
 extern "C" {
 #endif
 
-/* Bumped whenever a record's layout or meaning changes. */
-#define COW_TRACE_ABI_VERSION 1
+/* Bumped whenever a record's layout or meaning changes.  2: aux carries
+ * the device (COW_TRACE_AUX_DEVICE). */
+#define COW_TRACE_ABI_VERSION 2
 
 typedef enum {
   COW_EVENT_NONE = 0,
@@ -87,6 +88,13 @@ typedef enum {
   COW_OP_SCALE_,
   COW_N_OPS
 } CowOp;
+
+/* Bits 16–23 of aux in STORAGE_NEW, TENSOR_NEW, LAZY_CLONE,
+ * MATERIALIZE_BEGIN and MATERIALIZE_END: the device of the bytes, 0 for
+ * the CPU and 1 + N for cuda:N (ALLOCATION_NEW/FREE give the device in
+ * their payload).  Readers of the other aux fields mask them (& 0xff). */
+#define COW_TRACE_AUX_DEVICE_SHIFT 16
+#define COW_TRACE_AUX_DEVICE(aux) (((aux) >> COW_TRACE_AUX_DEVICE_SHIFT) & 0xffu)
 
 /* COW_EVENT_MATERIALIZE_END.aux: how the storage got its own bytes. */
 typedef enum {

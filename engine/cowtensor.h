@@ -5,6 +5,8 @@
 #pragma once
 
 #include "cow-allocator.h"
+#include "cow-cuda.h"
+#include "cow-device.h"
 #include "cow-dtype.h"
 #include "cow-error.h"
 #include "cow-ipc.h"

@@ -136,7 +136,7 @@ static const char raw_views_sql[] =
   " FROM main.events e WHERE e.type = 19;"
   "CREATE TEMP VIEW tensors AS SELECT e.pid AS pid, e.v0 AS id,"
   " e.v1 AS storage_id, NULLIF (e.v2, 0) AS base_tensor_id,"
-  " (e.aux & 255) AS dtype, (e.aux >> 8) AS ndim, e.v3 AS numel,"
+  " (e.aux & 255) AS dtype, ((e.aux >> 8) & 255) AS ndim, e.v3 AS numel,"
   " e.v4 AS storage_offset, e.op AS op,"
   " (SELECT s.value FROM main.events n JOIN main.strings s"
   "  ON s.pid = n.pid AND s.id = n.v1 WHERE n.type = 7 AND n.pid = e.pid"
