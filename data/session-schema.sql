@@ -127,7 +127,8 @@ CREATE TABLE cuda_activity (
   context_id     INTEGER,
   stream_id      INTEGER,
   address        INTEGER,
-  external_id    INTEGER,          -- the engine operation (event seq) that issued it
+  external_id    INTEGER,          -- the materialization (event seq) that issued it;
+                                   -- kind 6 rows: the begin event's ts, as pushed
   name           TEXT,             -- kernels: the kernel's name (filled at finalize)
   name_id        INTEGER           -- kernels: strings.id of the name, as recorded
 );

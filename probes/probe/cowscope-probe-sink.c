@@ -8,6 +8,7 @@
  * connection files.
  */
 #include "cowscope-probe-private.h"
+#include "cowscope-probe.h"
 
 #include <string.h>
 
@@ -44,12 +45,29 @@ write_stack (CowscopeProbeThread *t, const CowTraceEvent *event)
   cowscope_ring_write (t->ring, COWSCOPE_RING_KIND_BLOB, &record, size);
 }
 
+/* A device materialization's copy is tagged in CUPTI with the begin
+ * event's timestamp (the engine enqueues it between begin and end, on
+ * this thread); finalize turns that into the begin event's seq, which
+ * only the recorder knows.  One load and a branch without CUPTI. */
+static void
+correlate_device_copy (const CowTraceEvent *event)
+{
+  if (PROBE_LIKELY (COW_TRACE_AUX_DEVICE (event->aux) == 0))
+    return;
+  if (event->type == COW_EVENT_MATERIALIZE_BEGIN)
+    cowscope_probe_push_external_correlation (event->time_ns);
+  else if (event->type == COW_EVENT_MATERIALIZE_END)
+    cowscope_probe_pop_external_correlation ();
+}
+
 /* CowTraceSink.event: the event into this thread's ring, then its stack
  * when it takes one.  Never blocks except in BLOCK mode on a full ring. */
 static void
 sink_event (const CowTraceEvent *event, void *user_data)
 {
   (void) user_data;
+  if (event->type == COW_EVENT_MATERIALIZE_BEGIN || event->type == COW_EVENT_MATERIALIZE_END)
+    correlate_device_copy (event);
   CowscopeProbeThread *t = cowscope_probe_enter ();
   if (PROBE_UNLIKELY (t == NULL))
     return;

@@ -238,7 +238,7 @@ static const char derive_sql[] =
   "INSERT INTO lazy_clones"
   " SELECT e.seq, e.pid, e.tid, e.ts, e.op, e.v0, e.v1, e.v2, e.v3,"
   "  CASE WHEN e.type = 12 THEN e.v4 END,"
-  "  CASE WHEN e.type = 13 THEN e.aux END,"
+  "  CASE WHEN e.type = 13 THEN e.aux & 255 END,"
   "  CASE WHEN e.type = 13 THEN e.v4"
   "   ELSE coalesce ((SELECT s.nbytes FROM storages s WHERE s.pid = e.pid AND s.id = e.v3),"
   "                  (SELECT s.nbytes FROM storages s WHERE s.pid = e.pid AND s.id = e.v2)) END,"
@@ -292,9 +292,13 @@ static const char derive_sql[] =
   "UPDATE cuda_activity SET name = (SELECT s.value FROM strings s"
   "  WHERE s.pid = cuda_activity.pid AND s.id = cuda_activity.name_id)"
   " WHERE name_id IS NOT NULL;"
-  "UPDATE cuda_activity SET external_id = (SELECT x.external_id FROM cuda_activity x"
-  "  WHERE x.kind = 6 AND x.pid = cuda_activity.pid"
-  "   AND x.correlation_id = cuda_activity.correlation_id ORDER BY x.id DESC LIMIT 1)"
+  /* The probe tags a device materialization's CUDA work with its begin
+   * event's timestamp; the activity gets that event's seq. */
+  "UPDATE cuda_activity SET external_id = (SELECT e.seq FROM events e"
+  "  WHERE e.pid = cuda_activity.pid AND e.type = 14 AND e.ts = (SELECT x.external_id"
+  "   FROM cuda_activity x WHERE x.kind = 6 AND x.pid = cuda_activity.pid"
+  "    AND x.correlation_id = cuda_activity.correlation_id ORDER BY x.id DESC LIMIT 1)"
+  "  ORDER BY e.seq LIMIT 1)"
   " WHERE kind != 6 AND external_id IS NULL;";
 
 /* Symbolizes every frame that has no module yet, process by process. */

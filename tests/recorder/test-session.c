@@ -122,9 +122,13 @@ read_maps (void)
   return maps;
 }
 
+/* Called on the recorded database just before it is finalized. */
+typedef void (*BeforeFinalize) (sqlite3 *db);
+
 /* Records the workload into @path; returns the collector's totals. */
 static void
-record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollectorTotals *totals)
+record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollectorTotals *totals,
+                   BeforeFinalize before_finalize)
 {
   GError *error = NULL;
   CowError err = { 0 };
@@ -154,6 +158,8 @@ record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollect
   w = cowscope_collector_get_writer (c);
   g_assert_true (cowscope_session_writer_meta_text (w, "target_end", "exited", &error));
   g_assert_true (cowscope_session_writer_commit (w, &error));
+  if (before_finalize != NULL)
+    before_finalize (cowscope_session_writer_get_db (w));
   gboolean finalized = cowscope_session_finalize (cowscope_session_writer_get_db (w), path, &error);
   g_assert_no_error (error);
   g_assert_true (finalized);
@@ -168,7 +174,7 @@ test_derived_tables (void)
   g_autofree char *dir = g_dir_make_tmp ("cowscope-test-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "s.cowscope", NULL);
   CowscopeCollectorTotals t;
-  record_in_process (path, 3, TRUE, &t);
+  record_in_process (path, 3, TRUE, &t, NULL);
   g_assert_cmpuint (t.produced, ==, t.stored + t.dropped);
   g_assert_cmpuint (t.dropped, ==, 0);
 
@@ -238,7 +244,7 @@ test_checkpoints (void)
   g_autofree char *dir = g_dir_make_tmp ("cowscope-test-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "s.cowscope", NULL);
   CowscopeCollectorTotals t;
-  record_in_process (path, COWSCOPE_CHECKPOINT_INTERVAL + 100, FALSE, &t);
+  record_in_process (path, COWSCOPE_CHECKPOINT_INTERVAL + 100, FALSE, &t, NULL);
   g_assert_cmpuint (t.dropped, ==, 0);
   sqlite3 *db;
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
@@ -296,12 +302,56 @@ test_discard_leaves_nothing (void)
   g_rmdir (dir);
 }
 
+/* What CUPTI gives for a device materialization's copy, as the probe
+ * tags it: an external-correlation record (kind 6) holding the begin
+ * event's timestamp, and a memcpy with the same correlation id; plus a
+ * memcpy nobody tagged. */
+static void
+add_cuda_records (sqlite3 *db)
+{
+  gint64 begin_ts = query_int (db, "SELECT ts FROM events WHERE type = 14 ORDER BY ts LIMIT 1");
+  g_assert_cmpint (begin_ts, >, 0);
+  g_autofree char *sql = g_strdup_printf (
+    "INSERT INTO cuda_activity (pid, kind, start_ns, end_ns, correlation_id, external_id)"
+    " SELECT pid, 6, 0, 0, 42, %1$" G_GINT64_FORMAT " FROM events WHERE type = 14 LIMIT 1;"
+    "INSERT INTO cuda_activity (pid, kind, start_ns, end_ns, bytes, correlation_id)"
+    " SELECT pid, 1, %1$" G_GINT64_FORMAT " + 10, %1$" G_GINT64_FORMAT " + 20, 4096, 42"
+    " FROM events WHERE type = 14 LIMIT 1;"
+    "INSERT INTO cuda_activity (pid, kind, start_ns, end_ns, bytes, correlation_id)"
+    " SELECT pid, 1, 5, 6, 8, 43 FROM events LIMIT 1;", begin_ts);
+  g_assert_cmpint (sqlite3_exec (db, sql, NULL, NULL, NULL), ==, SQLITE_OK);
+}
+
+/* Finalize gives a tagged CUDA copy the seq of the materialization that
+ * issued it (the seq the app's explanation and the trace export join on). */
+static void
+test_cuda_correlation (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("cowscope-test-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "s.cowscope", NULL);
+  CowscopeCollectorTotals t;
+  record_in_process (path, 0, FALSE, &t, add_cuda_records);
+
+  sqlite3 *db;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  gint64 mat_seq = query_int (db, "SELECT seq FROM materializations ORDER BY begin_ts LIMIT 1");
+  g_assert_cmpint (mat_seq, >, 0);
+  g_assert_cmpint (query_int (db, "SELECT external_id FROM cuda_activity WHERE correlation_id = 42"
+                                  " AND kind = 1"), ==, mat_seq);
+  g_assert_cmpint (query_int (db, "SELECT external_id IS NULL FROM cuda_activity"
+                                  " WHERE correlation_id = 43"), ==, 1);
+  sqlite3_close (db);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/recorder/session/derived-tables", test_derived_tables);
   g_test_add_func ("/recorder/session/checkpoints", test_checkpoints);
+  g_test_add_func ("/recorder/session/cuda-correlation", test_cuda_correlation);
   g_test_add_func ("/recorder/session/existing-file", test_existing_file);
   g_test_add_func ("/recorder/session/discard-leaves-nothing", test_discard_leaves_nothing);
   return g_test_run ();
