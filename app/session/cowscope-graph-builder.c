@@ -126,6 +126,27 @@ state_add (State *st, guint8 kind, guint32 pid, guint64 id)
   return s;
 }
 
+/* Makes room for @n more slots without rehashing (a hint; any @n works). */
+static void
+state_reserve (State *st, gsize n)
+{
+  n = MIN (n, (gsize) G_MAXUINT32 / 4);
+  gsize want = st->slots->len + n;
+  if (want * 2 <= st->mask + 1)
+    return;
+  gsize size = st->mask + 1;
+  while (size < want * 2)
+    size *= 2;
+  g_free (st->table);
+  st->mask = size - 1;
+  st->table = g_new0 (guint32, size);
+  for (guint32 i = 0; i < st->slots->len; i++)
+    table_put (st, i);
+  guint len = st->slots->len;
+  g_array_set_size (st->slots, (guint) want);
+  g_array_set_size (st->slots, len);
+}
+
 /* Marks (kind, pid, id) freed. */
 static void
 state_kill (State *st, guint8 kind, guint32 pid, guint64 id)
@@ -547,9 +568,10 @@ load_packed_state (Builder *b, gint64 cp_id, GError **error)
     if (sqlite3_step (q) == SQLITE_ROW)
       cp_ts = INT (q, 0);
   }
+  gint64 n_objects = 0;
   g_autofree guint8 *blob = read_blob (
     b, "SELECT objects, n_objects FROM checkpoint_states WHERE checkpoint_id = ?1", cp_id, &len,
-    NULL, &found, error);
+    &n_objects, &found, error);
   if (blob == NULL)
     return FALSE;
   if (!found)
@@ -558,6 +580,7 @@ load_packed_state (Builder *b, gint64 cp_id, GError **error)
       return FALSE;
     }
   State *st = &b->st;
+  state_reserve (st, (gsize) CLAMP (n_objects, 0, (gint64) len));
   CowscopePackedReader r;
   cowscope_packed_reader_init (&r, blob, len);
   guint32 pid = 0;
@@ -639,9 +662,10 @@ replay_packed (Builder *b, gint64 cp_id, gint64 seq, guint64 *n_replayed,
 {
   gsize len;
   gboolean found;
+  gint64 n_events = 0;
   g_autofree guint8 *blob = read_blob (
     b, "SELECT events, n_events FROM checkpoint_replays WHERE checkpoint_id = ?1", cp_id, &len,
-    NULL, &found, error);
+    &n_events, &found, error);
   if (blob == NULL)
     return FALSE;
   if (!found)
@@ -649,6 +673,8 @@ replay_packed (Builder *b, gint64 cp_id, gint64 seq, guint64 *n_replayed,
       set_damaged (b, error, "a checkpoint replay is missing");
       return FALSE;
     }
+  /* About one object is born every other event. */
+  state_reserve (&b->st, (gsize) CLAMP (n_events, 0, (gint64) len) / 2);
   CowscopePackedReader r;
   cowscope_packed_reader_init (&r, blob, len);
   gint64 at = 0, ts = 0, pid = 0;
@@ -703,16 +729,57 @@ compare_nodes (const void *a, const void *b)
   return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Sorts @nodes by compare_nodes().  A checkpoint's objects come in that
+ * order and the replay appends the rest, so only the unsorted tail is
+ * sorted, then merged in. */
+static void
+sort_nodes (GArray *nodes)
+{
+  CowscopeGraphNode *n = (CowscopeGraphNode *) nodes->data;
+  guint head = 1;
+  while (head < nodes->len && compare_nodes (&n[head - 1], &n[head]) <= 0)
+    head++;
+  if (head >= nodes->len)
+    return;
+  if (head < nodes->len / 2)
+    {
+      g_array_sort (nodes, compare_nodes);
+      return;
+    }
+  guint tail = nodes->len - head;
+  qsort (n + head, tail, sizeof (CowscopeGraphNode), compare_nodes);
+  CowscopeGraphNode *merged = g_new (CowscopeGraphNode, nodes->len);
+  guint i = 0, j = head, k = 0;
+  while (i < head && j < nodes->len)
+    merged[k++] = compare_nodes (&n[j], &n[i]) < 0 ? n[j++] : n[i++];
+  while (i < head)
+    merged[k++] = n[i++];
+  while (j < nodes->len)
+    merged[k++] = n[j++];
+  memcpy (n, merged, sizeof (CowscopeGraphNode) * nodes->len);
+  g_free (merged);
+}
+
 /* Binary search in the sorted node array. */
 static gint
 find_node (GArray *nodes, guint8 kind, guint32 pid, guint64 id)
 {
   if (id == 0)
     return -1;
-  CowscopeGraphNode key = { .kind = kind, .pid = pid, .id = id };
-  const CowscopeGraphNode *found =
-    bsearch (&key, nodes->data, nodes->len, sizeof (CowscopeGraphNode), compare_nodes);
-  return found ? (gint) (found - (const CowscopeGraphNode *) nodes->data) : -1;
+  /* Inline comparisons: this runs several times per node. */
+  const CowscopeGraphNode *n = (const CowscopeGraphNode *) nodes->data;
+  guint lo = 0, hi = nodes->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const CowscopeGraphNode *m = &n[mid];
+      if (m->kind < kind || (m->kind == kind && (m->pid < pid || (m->pid == pid && m->id < id))))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < nodes->len && n[lo].kind == kind && n[lo].pid == pid && n[lo].id == id ? (gint) lo
+                                                                                     : -1;
 }
 
 static void
@@ -739,7 +806,7 @@ assemble (Builder *b, gint64 seq, gint64 time, gint64 cp_seq, guint64 n_replayed
       s->node.label = s->name;
       g_array_append_val (nodes, s->node);
     }
-  g_array_sort (nodes, compare_nodes);
+  sort_nodes (nodes);
   GArray *edges = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge));
   CowscopeGraphNode *n = (CowscopeGraphNode *) nodes->data;
 

@@ -326,14 +326,15 @@ static int
 compare_live (const void *a, const void *b)
 {
   const LiveObj *x = *(const LiveObj *const *) a, *y = *(const LiveObj *const *) b;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
   if (x->kind != y->kind)
     return x->kind < y->kind ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
   return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Encodes the live set, sorted by (pid, kind, id). */
+/* Encodes the live set, sorted by (kind, pid, id): the order of the
+ * graph's nodes. */
 static void
 encode_state (GHashTable *live, gint64 cp_ts, GByteArray *out, GPtrArray *sorted)
 {
