@@ -502,6 +502,16 @@ lane_for (Writer *w, guint32 pid, gint64 tid, gint64 device)
   return l;
 }
 
+/* Binds @b as a BLOB; an empty one too (a NULL pointer would bind NULL). */
+static void
+bind_bytes (sqlite3_stmt *s, int col, GByteArray *b)
+{
+  if (b->len == 0)
+    sqlite3_bind_zeroblob (s, col, 0);
+  else
+    sqlite3_bind_blob (s, col, b->data, (int) b->len, SQLITE_STATIC);
+}
+
 static gboolean
 step_done (Writer *w, sqlite3_stmt *s, GError **error)
 {
@@ -543,7 +553,7 @@ lane_flush (Writer *w, Lane *l, GError **error)
   sqlite3_bind_int64 (s, 3, g_array_index (l->pending, Instant, 0).ts);
   sqlite3_bind_int64 (s, 4, g_array_index (l->pending, Instant, l->pending->len - 1).ts);
   sqlite3_bind_int64 (s, 5, l->pending->len);
-  sqlite3_bind_blob (s, 6, w->buf->data, (int) w->buf->len, SQLITE_STATIC);
+  bind_bytes (s, 6, w->buf);
   l->n_instants += l->pending->len;
   g_array_set_size (l->pending, 0);
   return step_done (w, s, error);
@@ -600,7 +610,7 @@ lane_write_spans (Writer *w, Lane *l, GError **error)
       sqlite3_bind_int64 (q, 3, g_array_index (l->spans, SpanRec, first).start);
       sqlite3_bind_int64 (q, 4, g_array_index (l->spans, SpanRec, last - 1).start);
       sqlite3_bind_int64 (q, 5, last - first);
-      sqlite3_bind_blob (q, 6, w->buf->data, (int) w->buf->len, SQLITE_STATIC);
+      bind_bytes (q, 6, w->buf);
       if (!step_done (w, q, error))
         return FALSE;
     }
@@ -753,7 +763,7 @@ counters_write (Writer *w, Counters *c, gint64 start, gint64 end, GError **error
       sqlite3_bind_int64 (q, 2, start);
       sqlite3_bind_int64 (q, 3, end);
       sqlite3_bind_int64 (q, 4, s->n_bins);
-      sqlite3_bind_blob (q, 5, w->buf->data, (int) w->buf->len, SQLITE_STATIC);
+      bind_bytes (q, 5, w->buf);
       if (!step_done (w, q, error))
         return FALSE;
     }
@@ -808,7 +818,7 @@ segment_flush (Writer *w, Segment *seg, gint64 last_seq, GError **error)
   sqlite3_bind_int64 (q, 2, seg->first_seq);
   sqlite3_bind_int64 (q, 3, last_seq);
   sqlite3_bind_int64 (q, 4, seg->n);
-  sqlite3_bind_blob (q, 5, seg->events->data, (int) seg->events->len, SQLITE_STATIC);
+  bind_bytes (q, 5, seg->events);
   gboolean ok = step_done (w, q, error);
   g_byte_array_set_size (seg->events, 0);
   seg->n = 0;
@@ -867,7 +877,7 @@ write_checkpoint (Writer *w, GHashTable *live, gint64 id, gint64 seq, gint64 ts,
     }
   sqlite3_bind_int64 (w->ins_state, 1, id);
   sqlite3_bind_int64 (w->ins_state, 2, sorted->len);
-  sqlite3_bind_blob (w->ins_state, 3, w->buf->data, (int) w->buf->len, SQLITE_STATIC);
+  bind_bytes (w->ins_state, 3, w->buf);
   return step_done (w, w->ins_state, error);
 }
 
