@@ -183,8 +183,9 @@ obj_table_find (const ObjTable *t, guint32 pid, guint kind, guint64 id, gint64 *
                 const char **name)
 {
   ObjInfo key = { .id = id, .pid = pid, .kind_name = (guint32) kind << 30 };
-  const ObjInfo *found = bsearch (&key, t->infos->data, t->infos->len, sizeof (ObjInfo),
-                                  compare_infos);
+  const ObjInfo *found = t->infos->len == 0 ? NULL
+                                            : bsearch (&key, t->infos->data, t->infos->len,
+                                                       sizeof (ObjInfo), compare_infos);
   *free_ts = found ? found->free_ts : -1;
   guint32 off = found ? found->kind_name & ((1u << 30) - 1) : 0;
   *name = off ? t->names->str + off - 1 : NULL;
@@ -344,7 +345,8 @@ encode_state (GHashTable *live, gint64 cp_ts, GByteArray *out, GPtrArray *sorted
   g_hash_table_iter_init (&it, live);
   while (g_hash_table_iter_next (&it, &key, NULL))
     g_ptr_array_add (sorted, key);
-  qsort (sorted->pdata, sorted->len, sizeof (gpointer), compare_live);
+  if (sorted->len > 1)
+    qsort (sorted->pdata, sorted->len, sizeof (gpointer), compare_live);
   guint32 prev_pid = 0;
   guint8 prev_kind = 0;
   guint64 prev_id = 0;
