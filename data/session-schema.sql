@@ -1,4 +1,5 @@
--- Cowscope session database, schema version 1.
+-- Cowscope session database, schema version 2 (version 1 lacked the
+-- timeline_* tables, checkpoint_states and checkpoint_replays).
 --
 -- One SQLite file per recording (*.cowscope).  Timestamps are integer ns
 -- on CLOCK_MONOTONIC, one clock for engine and CUDA events.  Object ids
@@ -11,7 +12,7 @@
 --
 -- Every table and column is documented in README.md ("Session database").
 
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
@@ -23,7 +24,8 @@ PRAGMA user_version = 1;
 --   recorder), recorder_killed (1: finalized later by `cowscope-cli
 --   finalize`), produced, stored, dropped (totals of threads.*),
 --   malformed_records (records the recorder could not use), events,
---   checkpoint_interval, finalized (0 while recording, 1 when done).
+--   checkpoint_interval, finalized (0 while recording, 1 when done),
+--   index_format (layout of the packed BLOBs below; 1).
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value
@@ -239,3 +241,67 @@ CREATE TABLE checkpoint_objects (
   id INTEGER NOT NULL,
   PRIMARY KEY (checkpoint_id, pid, kind, id)
 ) WITHOUT ROWID;
+
+-- ---- Packed summaries, derived when recording ends (schema 2) ----------
+--
+-- What the application loads instead of scanning `events`.  Every BLOB is
+-- a run of records of unsigned LEB128 varints ("u"), zigzag-encoded signed
+-- varints ("s") and single bytes ("b"); README.md ("Session database")
+-- gives each record's fields.
+
+-- One timeline lane per thread (device NULL) and per CUDA stream.
+CREATE TABLE timeline_lanes (
+  id INTEGER PRIMARY KEY,
+  pid INTEGER NOT NULL,
+  tid INTEGER NOT NULL,          -- thread id, or the CUDA stream id
+  device INTEGER,                -- NULL: a thread lane; else the CUDA device
+  n_instants INTEGER NOT NULL,   -- events (CUDA records) on the lane
+  n_spans INTEGER NOT NULL       -- materializations, user ranges, CUDA records
+);
+-- A lane's instants in time order, COWSCOPE_TIMELINE_CHUNK (65536) a row.
+CREATE TABLE timeline_chunks (
+  lane INTEGER NOT NULL,         -- timeline_lanes.id
+  chunk INTEGER NOT NULL,        -- 0, 1, ... in time order
+  first_ts INTEGER NOT NULL,
+  last_ts INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  instants BLOB NOT NULL,
+  PRIMARY KEY (lane, chunk)
+);
+-- A lane's spans in start order, 65536 a row.
+CREATE TABLE timeline_spans (
+  lane INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  first_start INTEGER NOT NULL,
+  last_start INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  spans BLOB NOT NULL,
+  PRIMARY KEY (lane, chunk)
+);
+-- The counter tracks (0 bytes allocated, 1 bytes shared lazily, 2 live
+-- storages), each binned over [start_ns, end_ns] into n_bins equal bins of
+-- (min, max, last) float64 little-endian values.
+CREATE TABLE timeline_counters (
+  counter INTEGER PRIMARY KEY,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  n_bins INTEGER NOT NULL,
+  bins BLOB NOT NULL
+);
+-- The whole sharing-graph state at each checkpoint: every live object
+-- with the attributes the graph needs, its free time and name.
+CREATE TABLE checkpoint_states (
+  checkpoint_id INTEGER PRIMARY KEY, -- checkpoints.id
+  n_objects INTEGER NOT NULL,
+  objects BLOB NOT NULL
+);
+-- The events that can change the graph between a checkpoint (0: the start
+-- of the session) and the next, with the free time and name of each
+-- object they create.
+CREATE TABLE checkpoint_replays (
+  checkpoint_id INTEGER PRIMARY KEY, -- checkpoints.id, or 0
+  first_seq INTEGER NOT NULL,        -- events.seq range covered
+  last_seq INTEGER NOT NULL,
+  n_events INTEGER NOT NULL,
+  events BLOB NOT NULL
+);

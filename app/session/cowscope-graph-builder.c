@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-session-model-error.h"
@@ -123,6 +124,27 @@ state_add (State *st, guint8 kind, guint32 pid, guint64 id)
   s->node.id = id;
   s->node.free_ts = -1;
   return s;
+}
+
+/* Makes room for @n more slots without rehashing (a hint; any @n works). */
+static void
+state_reserve (State *st, gsize n)
+{
+  n = MIN (n, (gsize) G_MAXUINT32 / 4);
+  gsize want = st->slots->len + n;
+  if (want * 2 <= st->mask + 1)
+    return;
+  gsize size = st->mask + 1;
+  while (size < want * 2)
+    size *= 2;
+  g_free (st->table);
+  st->mask = size - 1;
+  st->table = g_new0 (guint32, size);
+  for (guint32 i = 0; i < st->slots->len; i++)
+    table_put (st, i);
+  guint len = st->slots->len;
+  g_array_set_size (st->slots, (guint) want);
+  g_array_set_size (st->slots, len);
 }
 
 /* Marks (kind, pid, id) freed. */
@@ -483,6 +505,218 @@ fetch_created (Builder *b, GHashTable *created, GError **error)
   return TRUE;
 }
 
+/* ---- schema 2: packed checkpoint states and replays ------------------ */
+
+static void
+set_damaged (Builder *b, GError **error, const char *what)
+{
+  g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
+               _("The session “%s” is damaged (%s)"), b->path, what);
+}
+
+/* Reads one BLOB column of the row @key of @sql into a copy (freed by the
+ * caller); *@found is FALSE when there is no such row. */
+static guint8 *
+read_blob (Builder *b, const char *sql, gint64 key, gsize *len, gint64 *extra,
+           gboolean *found, GError **error)
+{
+  g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (b->db, b->path, sql, error);
+  *found = FALSE;
+  *len = 0;
+  if (q == NULL)
+    return NULL;
+  sqlite3_bind_int64 (q, 1, key);
+  int rc = sqlite3_step (q);
+  if (rc == SQLITE_DONE)
+    return g_malloc (1);
+  if (rc != SQLITE_ROW)
+    {
+      check_done (b, rc, "checkpoint", error);
+      return NULL;
+    }
+  *found = TRUE;
+  if (extra != NULL)
+    *extra = INT (q, 1);
+  const void *data = sqlite3_column_blob (q, 0);
+  *len = (gsize) sqlite3_column_bytes (q, 0);
+  return data != NULL ? g_memdup2 (data, *len) : g_malloc (1);
+}
+
+/* Sets a tensor slot's name from a packed (unterminated) name. */
+static void
+set_packed_name (State *st, Slot *s, const char *name, gsize len)
+{
+  if (name == NULL)
+    return;
+  g_autofree char *copy = g_strndup (name, len);
+  s->name = g_string_chunk_insert_const (st->names, copy);
+}
+
+/* Loads checkpoint @cp_id's whole state from checkpoint_states. */
+static gboolean
+load_packed_state (Builder *b, gint64 cp_id, GError **error)
+{
+  gsize len;
+  gint64 cp_ts = 0;
+  gboolean found;
+  {
+    g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+      b->db, b->path, "SELECT ts FROM checkpoints WHERE id = ?1", error);
+    if (q == NULL)
+      return FALSE;
+    sqlite3_bind_int64 (q, 1, cp_id);
+    if (sqlite3_step (q) == SQLITE_ROW)
+      cp_ts = INT (q, 0);
+  }
+  gint64 n_objects = 0;
+  g_autofree guint8 *blob = read_blob (
+    b, "SELECT objects, n_objects FROM checkpoint_states WHERE checkpoint_id = ?1", cp_id, &len,
+    &n_objects, &found, error);
+  if (blob == NULL)
+    return FALSE;
+  if (!found)
+    {
+      set_damaged (b, error, "a checkpoint state is missing");
+      return FALSE;
+    }
+  State *st = &b->st;
+  state_reserve (st, (gsize) CLAMP (n_objects, 0, (gint64) len));
+  CowscopePackedReader r;
+  cowscope_packed_reader_init (&r, blob, len);
+  guint32 pid = 0;
+  guint8 kind = 0;
+  guint64 id = 0;
+  while (!cowscope_packed_reader_done (&r))
+    {
+      gint64 dpid = cowscope_packed_s (&r);
+      guint8 k = cowscope_packed_byte (&r);
+      if (dpid != 0 || k != kind)
+        id = 0;
+      pid = (guint32) ((gint64) pid + dpid);
+      kind = k;
+      id += (guint64) cowscope_packed_s (&r);
+      if (kind >= COWSCOPE_N_NODE_KINDS || !cowscope_packed_reader_ok (&r))
+        break;
+      Slot *s = state_add (st, kind, pid, id);
+      switch (kind)
+        {
+        case COWSCOPE_NODE_ALLOCATION:
+          s->node.alloc_kind = (guint8) cowscope_packed_u (&r);
+          s->node.device = cowscope_packed_s (&r);
+          s->node.nbytes = cowscope_packed_u (&r);
+          break;
+        case COWSCOPE_NODE_CONTEXT:
+          s->node.allocation_id = cowscope_packed_u (&r);
+          s->node.storage_id = cowscope_packed_u (&r);
+          break;
+        case COWSCOPE_NODE_STORAGE:
+          s->node.allocation_id = cowscope_packed_u (&r);
+          s->node.nbytes = cowscope_packed_u (&r);
+          s->node.context_id = cowscope_packed_u (&r);
+          s->node.left_context_id = cowscope_packed_u (&r);
+          s->node.source_id = cowscope_packed_u (&r);
+          break;
+        default:
+          s->node.storage_id = cowscope_packed_u (&r);
+          s->node.source_id = cowscope_packed_u (&r);
+          s->node.dtype = (guint32) cowscope_packed_u (&r);
+          s->node.ndim = (guint32) cowscope_packed_u (&r);
+          s->node.numel = cowscope_packed_s (&r);
+          break;
+        }
+      s->node.free_ts = cowscope_packed_free (&r, cp_ts);
+      if (kind == COWSCOPE_NODE_TENSOR)
+        {
+          gsize name_len;
+          const char *name = cowscope_packed_name (&r, &name_len);
+          set_packed_name (st, s, name, name_len);
+        }
+    }
+  if (!cowscope_packed_reader_ok (&r) || kind >= COWSCOPE_N_NODE_KINDS)
+    {
+      set_damaged (b, error, "a checkpoint state cannot be read");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The object kind an event creates, or -1. */
+static int
+born_kind (gint64 type)
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_NODE_ALLOCATION;
+    case COWSCOPE_EV_CONTEXT_NEW: return COWSCOPE_NODE_CONTEXT;
+    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_NODE_STORAGE;
+    case COWSCOPE_EV_TENSOR_NEW: return COWSCOPE_NODE_TENSOR;
+    default: return -1;
+    }
+}
+
+/* Applies the packed events after checkpoint @cp_id (0: the start) up to
+ * @seq, with the free times and names of the objects they create. */
+static gboolean
+replay_packed (Builder *b, gint64 cp_id, gint64 seq, guint64 *n_replayed,
+               GCancellable *cancellable, GError **error)
+{
+  gsize len;
+  gboolean found;
+  gint64 n_events = 0;
+  g_autofree guint8 *blob = read_blob (
+    b, "SELECT events, n_events FROM checkpoint_replays WHERE checkpoint_id = ?1", cp_id, &len,
+    &n_events, &found, error);
+  if (blob == NULL)
+    return FALSE;
+  if (!found)
+    {
+      set_damaged (b, error, "a checkpoint replay is missing");
+      return FALSE;
+    }
+  /* About one object is born every other event. */
+  state_reserve (&b->st, (gsize) CLAMP (n_events, 0, (gint64) len) / 2);
+  CowscopePackedReader r;
+  cowscope_packed_reader_init (&r, blob, len);
+  gint64 at = 0, ts = 0, pid = 0;
+  while (!cowscope_packed_reader_done (&r))
+    {
+      at += cowscope_packed_s (&r);
+      ts += cowscope_packed_s (&r);
+      gint64 type = (gint64) cowscope_packed_u (&r);
+      gint64 aux = cowscope_packed_s (&r);
+      pid += cowscope_packed_s (&r);
+      gint64 v[5];
+      for (int k = 0; k < 5; k++)
+        v[k] = cowscope_packed_s (&r);
+      if (!cowscope_packed_reader_ok (&r) || at > seq)
+        break;
+      apply_event (&b->st, type, aux, (guint32) pid, v, NULL);
+      int kind = born_kind (type);
+      if (kind >= 0)
+        {
+          gint64 free_ts = cowscope_packed_free (&r, ts);
+          gsize name_len = 0;
+          const char *name = kind == COWSCOPE_NODE_TENSOR ? cowscope_packed_name (&r, &name_len)
+                                                          : NULL;
+          Slot *s = state_live (&b->st, (guint8) kind, (guint32) pid, (guint64) v[0]);
+          if (s != NULL)
+            {
+              s->node.free_ts = free_ts;
+              set_packed_name (&b->st, s, name, name_len);
+            }
+        }
+      if ((++*n_replayed & 0x3fff) == 0
+          && g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+    }
+  if (!cowscope_packed_reader_ok (&r))
+    {
+      set_damaged (b, error, "a checkpoint replay cannot be read");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Orders nodes by (kind, pid, id). */
 static int
 compare_nodes (const void *a, const void *b)
@@ -495,16 +729,57 @@ compare_nodes (const void *a, const void *b)
   return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Sorts @nodes by compare_nodes().  A checkpoint's objects come in that
+ * order and the replay appends the rest, so only the unsorted tail is
+ * sorted, then merged in. */
+static void
+sort_nodes (GArray *nodes)
+{
+  CowscopeGraphNode *n = (CowscopeGraphNode *) nodes->data;
+  guint head = 1;
+  while (head < nodes->len && compare_nodes (&n[head - 1], &n[head]) <= 0)
+    head++;
+  if (head >= nodes->len)
+    return;
+  if (head < nodes->len / 2)
+    {
+      g_array_sort (nodes, compare_nodes);
+      return;
+    }
+  guint tail = nodes->len - head;
+  qsort (n + head, tail, sizeof (CowscopeGraphNode), compare_nodes);
+  CowscopeGraphNode *merged = g_new (CowscopeGraphNode, nodes->len);
+  guint i = 0, j = head, k = 0;
+  while (i < head && j < nodes->len)
+    merged[k++] = compare_nodes (&n[j], &n[i]) < 0 ? n[j++] : n[i++];
+  while (i < head)
+    merged[k++] = n[i++];
+  while (j < nodes->len)
+    merged[k++] = n[j++];
+  memcpy (n, merged, sizeof (CowscopeGraphNode) * nodes->len);
+  g_free (merged);
+}
+
 /* Binary search in the sorted node array. */
 static gint
 find_node (GArray *nodes, guint8 kind, guint32 pid, guint64 id)
 {
   if (id == 0)
     return -1;
-  CowscopeGraphNode key = { .kind = kind, .pid = pid, .id = id };
-  const CowscopeGraphNode *found =
-    bsearch (&key, nodes->data, nodes->len, sizeof (CowscopeGraphNode), compare_nodes);
-  return found ? (gint) (found - (const CowscopeGraphNode *) nodes->data) : -1;
+  /* Inline comparisons: this runs several times per node. */
+  const CowscopeGraphNode *n = (const CowscopeGraphNode *) nodes->data;
+  guint lo = 0, hi = nodes->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const CowscopeGraphNode *m = &n[mid];
+      if (m->kind < kind || (m->kind == kind && (m->pid < pid || (m->pid == pid && m->id < id))))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < nodes->len && n[lo].kind == kind && n[lo].pid == pid && n[lo].id == id ? (gint) lo
+                                                                                     : -1;
 }
 
 static void
@@ -531,7 +806,7 @@ assemble (Builder *b, gint64 seq, gint64 time, gint64 cp_seq, guint64 n_replayed
       s->node.label = s->name;
       g_array_append_val (nodes, s->node);
     }
-  g_array_sort (nodes, compare_nodes);
+  sort_nodes (nodes);
   GArray *edges = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge));
   CowscopeGraphNode *n = (CowscopeGraphNode *) nodes->data;
 
@@ -658,7 +933,25 @@ cowscope_graph_builder_run (CowscopeSessionDocument *document, gint64 seq,
       goto out;
   }
 
-  gint64 tr0 = g_get_monotonic_time ();
+  gint64 tr0 = g_get_monotonic_time (), tr1, tr2, tr3;
+  if (cowscope_session_db_has_packed_index (b.db))
+    {
+      /* Schema 2: one state and one replay, no joins. */
+      if ((cp_id >= 0 && !load_packed_state (&b, cp_id, error)))
+        goto out;
+      tr1 = g_get_monotonic_time ();
+      if (!replay_packed (&b, MAX (cp_id, 0), seq, &n_replayed, cancellable, error))
+        goto out;
+      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+        b.db, b.path, "SELECT ts FROM events WHERE seq <= ?1 ORDER BY seq DESC LIMIT 1", error);
+      if (q == NULL)
+        goto out;
+      sqlite3_bind_int64 (q, 1, seq);
+      if (sqlite3_step (q) == SQLITE_ROW)
+        time = INT (q, 0);
+      tr2 = tr3 = g_get_monotonic_time ();
+      goto assemble;
+    }
   if (cp_id >= 0)
     {
       /* Each process in the checkpoint: a skip-scan over its primary key. */
@@ -689,7 +982,7 @@ cowscope_graph_builder_run (CowscopeSessionDocument *document, gint64 seq,
         }
     }
 
-  gint64 tr1 = g_get_monotonic_time ();
+  tr1 = g_get_monotonic_time ();
   {
     g_autoptr (sqlite3_stmt) q = prepare3 (
       &b,
@@ -723,11 +1016,12 @@ cowscope_graph_builder_run (CowscopeSessionDocument *document, gint64 seq,
       if (sqlite3_step (q) == SQLITE_ROW)
         time = INT (q, 0);
     }
-  gint64 tr2 = g_get_monotonic_time ();
+  tr2 = g_get_monotonic_time ();
   if (!fetch_created (&b, created, error))
     goto out;
-  gint64 tr3 = g_get_monotonic_time ();
+  tr3 = g_get_monotonic_time ();
 
+assemble:
   graph = assemble (&b, seq, time, cp_seq, n_replayed, freed_soon_ns);
   if (g_getenv ("COWSCOPE_GRAPH_TRACE"))
     g_printerr ("graph: checkpoint %.1f ms, replay %.1f ms, fetch %.1f ms, assemble %.1f ms\n",

@@ -433,6 +433,19 @@ cowscope_counter_series_set (CowscopeCounterSeries *series, gint64 ts, double va
   series->last[b] = value;
 }
 
+/* Sets one finished bin. */
+void
+cowscope_counter_series_set_bin (CowscopeCounterSeries *series, guint bin, double min,
+                                 double max, double last)
+{
+  if (bin >= series->n_bins)
+    return;
+  series->min[bin] = min;
+  series->max[bin] = max;
+  series->last[bin] = last;
+  series->touched[bin] = 1;
+}
+
 /* Carries each bin's last value into the next: a step function. */
 void
 cowscope_counter_series_finish (CowscopeCounterSeries *series)

@@ -64,6 +64,11 @@ void cowscope_counter_series_free (CowscopeCounterSeries *series);
 void cowscope_counter_series_set (CowscopeCounterSeries *series, gint64 ts,
                                   double value);
 
+/* Sets bin @bin as already finished (a series read back from a session's
+ * timeline_counters: do not call finish() on it). */
+void cowscope_counter_series_set_bin (CowscopeCounterSeries *series, guint bin,
+                                      double min, double max, double last);
+
 /* Fills bins no event touched with the value before them. */
 void cowscope_counter_series_finish (CowscopeCounterSeries *series);
 

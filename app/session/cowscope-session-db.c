@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cowscope-packed-reader.h"
 #include "cowscope-session-model-error.h"
 
 /* Tables schema version 1 promises (data/session-schema.sql). */
@@ -303,4 +304,23 @@ cowscope_session_db_open (const char *path, gboolean require_finalized,
       info->checkpoint_interval = parse_int (interval_text, 0);
     }
   return g_steal_pointer (&db);
+}
+
+gboolean
+cowscope_session_db_has_packed_index (sqlite3 *db)
+{
+  g_return_val_if_fail (db != NULL, FALSE);
+  sqlite3_stmt *stmt = NULL;
+  gboolean ok = FALSE;
+  if (sqlite3_prepare_v2 (db,
+                          "SELECT (SELECT value FROM meta WHERE key = 'index_format'),"
+                          " (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+                          "  ('timeline_lanes', 'timeline_chunks', 'timeline_spans',"
+                          "   'timeline_counters', 'checkpoint_states', 'checkpoint_replays'))",
+                          -1, &stmt, NULL) == SQLITE_OK
+      && sqlite3_step (stmt) == SQLITE_ROW)
+    ok = sqlite3_column_int64 (stmt, 0) == COWSCOPE_PACKED_INDEX_FORMAT
+         && sqlite3_column_int64 (stmt, 1) == 6;
+  sqlite3_finalize (stmt);
+  return ok;
 }

@@ -14,7 +14,7 @@
 G_BEGIN_DECLS
 
 /* The newest session schema this build reads. */
-#define COWSCOPE_SESSION_MODEL_SCHEMA_VERSION 1
+#define COWSCOPE_SESSION_MODEL_SCHEMA_VERSION 2
 
 typedef struct {
   gint64 schema_version;
@@ -55,5 +55,10 @@ char *cowscope_session_db_column_text (sqlite3_stmt *stmt, int col);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3, sqlite3_close)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (sqlite3_stmt, sqlite3_finalize)
+
+/* Whether @db carries the packed timeline lanes and graph checkpoints of
+ * schema 2 (meta.index_format this model reads, and the tables); a
+ * schema-1 session does not, and is read from its rows. */
+gboolean cowscope_session_db_has_packed_index (sqlite3 *db);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cowscope-lane-index.h"
+#include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-model-error.h"
 #include "cowscope-timeline-lane-private.h"
@@ -469,6 +470,156 @@ cuda_kind (const char *name)
   return COWSCOPE_ITEM_CUDA_OTHER;
 }
 
+/* Schema 2: fills the lanes from timeline_lanes/_chunks/_spans and the
+ * counter series from timeline_counters, without reading `events`. */
+static gboolean
+load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
+             Counters *counters, gint64 max_ts, GCancellable *cancellable,
+             Progress *progress, GError **error)
+{
+  const char *path = self->path;
+  int rc;
+  g_autoptr (GHashTable) by_id = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                       NULL);
+  g_autoptr (GHashTable) cuda_names = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                                            g_free, g_free);
+  guint64 n_events = 0, n_chunks = 0, done = 0;
+  if (!load_names (db, path, "SELECT id, name FROM cuda_kinds", cuda_names, error))
+    return FALSE;
+  {
+    g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+      db, path,
+      "SELECT id, pid, tid, device, n_instants,"
+      " (SELECT count(*) FROM timeline_chunks c WHERE c.lane = l.id) FROM timeline_lanes l",
+      error);
+    if (q == NULL)
+      return FALSE;
+    while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+      {
+        gint64 device = cowscope_session_db_column_int (q, 3, -1);
+        LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (q, 1, 0),
+                                     cowscope_session_db_column_int (q, 2, 0), MAX (device, -1));
+        gint64 *id = g_new (gint64, 1);
+        *id = sqlite3_column_int64 (q, 0);
+        g_hash_table_insert (by_id, id, build);
+        if (device < 0)
+          n_events += (guint64) cowscope_session_db_column_int (q, 4, 0);
+        n_chunks += (guint64) cowscope_session_db_column_int (q, 5, 0);
+      }
+    if (rc != SQLITE_DONE)
+      {
+        cowscope_session_db_set_error (error, db, rc, path, "timeline_lanes");
+        return FALSE;
+      }
+  }
+  self->n_events = n_events;
+
+  static const char *const sql[2] = {
+    "SELECT lane, instants FROM timeline_chunks ORDER BY lane, chunk",
+    "SELECT lane, spans FROM timeline_spans ORDER BY lane, chunk",
+  };
+  for (int pass = 0; pass < 2; pass++)
+    {
+      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (db, path, sql[pass], error);
+      if (q == NULL)
+        return FALSE;
+      while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+        {
+          gint64 lane = sqlite3_column_int64 (q, 0);
+          LaneBuild *build = g_hash_table_lookup (by_id, &lane);
+          if (build == NULL)
+            continue;
+          gboolean cuda = build->device >= 0;
+          CowscopePackedReader r;
+          cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 1),
+                                       (gsize) sqlite3_column_bytes (q, 1));
+          gint64 ts = 0, id = 0;
+          while (!cowscope_packed_reader_done (&r))
+            {
+              ts += cowscope_packed_s (&r);
+              guint64 len = 0;
+              if (pass == 1)
+                len = cowscope_packed_u (&r);
+              id += cowscope_packed_s (&r);
+              guint8 code = cowscope_packed_byte (&r);
+              guint8 kind;
+              if (cuda)
+                {
+                  gint64 key = code;
+                  kind = cuda_kind (g_hash_table_lookup (cuda_names, &key));
+                }
+              else if (pass == 1)
+                kind = code == 255 ? COWSCOPE_ITEM_RANGE
+                                   : event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
+              else
+                kind = event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
+                                           ? cowscope_packed_byte (&r) : 0);
+              guint64 bytes = cowscope_packed_u (&r);
+              if (!cowscope_packed_reader_ok (&r))
+                break;
+              if (pass == 0)
+                cowscope_lane_index_append (build->index, ts, id, kind, bytes);
+              else
+                {
+                  gint64 end = len == 0 ? max_ts
+                                        : ts + ((gint64) ((len - 1) >> 1) ^ -(gint64) ((len - 1) & 1));
+                  cowscope_lane_index_add_span (build->index, ts, end, id, kind, bytes);
+                }
+            }
+          if (!cowscope_packed_reader_ok (&r))
+            {
+              g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
+                           COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
+                           _("The session “%s” is damaged (%s)"), path, "timeline");
+              return FALSE;
+            }
+          if (pass == 0)
+            {
+              if (g_cancellable_set_error_if_cancelled (cancellable, error))
+                return FALSE;
+              progress_report (progress, 0.9 * (double) ++done / (double) MAX (n_chunks, 1));
+            }
+        }
+      if (rc != SQLITE_DONE)
+        {
+          cowscope_session_db_set_error (error, db, rc, path, sql[pass]);
+          return FALSE;
+        }
+    }
+
+  /* Counter tracks, already binned. */
+  g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+    db, path, "SELECT counter, start_ns, end_ns, n_bins, bins FROM timeline_counters", error);
+  if (q == NULL)
+    return FALSE;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      gint64 k = sqlite3_column_int64 (q, 0);
+      gint64 n_bins = sqlite3_column_int64 (q, 3);
+      if (k < 0 || k >= COWSCOPE_N_COUNTERS || n_bins <= 0 || n_bins > G_MAXINT32
+          || sqlite3_column_bytes (q, 4) != n_bins * 24)
+        continue;
+      CowscopePackedReader r;
+      cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 4),
+                                   (gsize) sqlite3_column_bytes (q, 4));
+      CowscopeCounterSeries *series = cowscope_counter_series_new (
+        sqlite3_column_int64 (q, 1), sqlite3_column_int64 (q, 2), (guint) n_bins);
+      for (guint b = 0; b < (guint) n_bins; b++)
+        {
+          double min = cowscope_packed_double (&r), max = cowscope_packed_double (&r);
+          cowscope_counter_series_set_bin (series, b, min, max, cowscope_packed_double (&r));
+        }
+      cowscope_counter_series_free (counters->series[k]);
+      counters->series[k] = series;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_session_db_set_error (error, db, rc, path, "timeline_counters");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Does the whole load on @db: metadata, processes, lane index. */
 static gboolean
 load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
@@ -561,13 +712,18 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
   }
 
   /* bounds: min/max on rowid and (with the finalizer's index) on ts are
-   * O(log n). */
+   * O(log n), but only one per SELECT (SQLite scans the whole table or
+   * index for "min(x), max(x)" in one query). */
   gint64 first_seq, last_seq, min_ts, max_ts, cuda_min, cuda_max;
-  if (!query_pair (db, path, "SELECT min(seq), max(seq) FROM events", &first_seq, &last_seq,
-                   0, error)
-      || !query_pair (db, path, "SELECT min(ts), max(ts) FROM events", &min_ts, &max_ts,
-                      G_MININT64, error)
-      || !query_pair (db, path, "SELECT min(start_ns), max(end_ns) FROM cuda_activity",
+  if (!query_pair (db, path,
+                   "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)",
+                   &first_seq, &last_seq, 0, error)
+      || !query_pair (db, path,
+                      "SELECT (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)",
+                      &min_ts, &max_ts, G_MININT64, error)
+      || !query_pair (db, path,
+                      "SELECT (SELECT min(start_ns) FROM cuda_activity),"
+                      " (SELECT max(end_ns) FROM cuda_activity)",
                       &cuda_min, &cuda_max, G_MININT64, error))
     return FALSE;
   if (min_ts == G_MININT64)
@@ -592,7 +748,15 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
     counters.series[i] = cowscope_counter_series_new (min_ts, max_ts, COUNTER_BINS);
 
   gboolean ok = FALSE;
-  sqlite3_stmt *scan = cowscope_session_db_prepare (
+  gboolean packed = cowscope_session_db_has_packed_index (db);
+  sqlite3_stmt *scan = NULL;
+  if (packed)
+    {
+      if (!load_packed (self, db, lanes, &counters, max_ts, cancellable, progress, error))
+        goto out;
+      goto lanes_done;
+    }
+  scan = cowscope_session_db_prepare (
     db, path, "SELECT seq, ts, pid, tid, type, aux, v0, v1, v2, v3 FROM events", error);
   if (scan == NULL)
     goto out;
@@ -712,6 +876,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
     }
   g_clear_pointer (&scan, sqlite3_finalize);
 
+lanes_done:
   /* Lanes in order: threads, then CUDA streams, then counters. */
   {
     g_autoptr (GPtrArray) builds = g_ptr_array_new_with_free_func (lane_build_free);
@@ -758,7 +923,8 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
     };
     for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
       {
-        cowscope_counter_series_finish (counters.series[i]);
+        if (!packed)
+          cowscope_counter_series_finish (counters.series[i]);
         self->counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
                                                                 _(titles[i]),
                                                                 g_steal_pointer (&counters.series[i]));

@@ -8,6 +8,7 @@
 #include "cow-trace.h"
 #include "cowscope-protocol.h"
 #include "cowscope-recorder-error.h"
+#include "cowscope-session-index.h"
 #include "cowscope-session-writer.h"
 #include "cowscope-symbolizer.h"
 
@@ -377,134 +378,16 @@ out:
   return ok;
 }
 
-typedef struct {
-  int64_t pid;
-  int64_t kind; /* 0 allocation, 1 context, 2 storage, 3 tensor */
-  int64_t id;
-} LiveKey;
-
-static guint
-live_key_hash (gconstpointer p)
-{
-  const LiveKey *k = p;
-  uint64_t h = (uint64_t) k->id * 0x9e3779b97f4a7c15u ^ (uint64_t) k->pid * 31u ^ (uint64_t) k->kind;
-  return (guint) (h ^ (h >> 32));
-}
-
-static gboolean
-live_key_equal (gconstpointer a, gconstpointer b)
-{
-  return memcmp (a, b, sizeof (LiveKey)) == 0;
-}
-
-static const char *const live_kind_names[] = { "allocation", "context", "storage", "tensor" };
-
-static gboolean
-write_checkpoint (sqlite3 *db, const char *path, sqlite3_stmt *cp, sqlite3_stmt *obj,
-                  int64_t id, int64_t seq, int64_t ts, GHashTable *live, GError **error)
-{
-  sqlite3_bind_int64 (cp, 1, id);
-  sqlite3_bind_int64 (cp, 2, seq);
-  sqlite3_bind_int64 (cp, 3, ts);
-  if (sqlite3_step (cp) != SQLITE_DONE)
-    goto fail;
-  sqlite3_reset (cp);
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, live);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    {
-      const LiveKey *k = key;
-      sqlite3_bind_int64 (obj, 1, id);
-      sqlite3_bind_int64 (obj, 2, k->pid);
-      sqlite3_bind_text (obj, 3, live_kind_names[k->kind], -1, SQLITE_STATIC);
-      sqlite3_bind_int64 (obj, 4, k->id);
-      if (sqlite3_step (obj) != SQLITE_DONE)
-        goto fail;
-      sqlite3_reset (obj);
-    }
-  return TRUE;
-fail:
-  cowscope_session_set_sqlite_error (error, db, path, "finalize");
-  return FALSE;
-}
-
-/* Live objects after every COWSCOPE_CHECKPOINT_INTERVAL-th event (or
- * after as many events as objects are alive, when that is more), by one
- * pass over the event log in seq order. */
-static gboolean
-compute_checkpoints (sqlite3 *db, const char *path, GError **error)
-{
-  sqlite3_stmt *scan = NULL, *cp = NULL, *obj = NULL;
-  gboolean ok = FALSE;
-  g_autoptr (GHashTable) live = g_hash_table_new_full (live_key_hash, live_key_equal, g_free, NULL);
-
-  if (!exec (db, path, "DELETE FROM checkpoint_objects; DELETE FROM checkpoints;", error)
-      || !prepare (db, path, "SELECT seq, ts, pid, type, v0 FROM events ORDER BY seq", &scan, error)
-      || !prepare (db, path, "INSERT INTO checkpoints (id, seq, ts) VALUES (?, ?, ?)", &cp, error)
-      || !prepare (db, path,
-                   "INSERT OR IGNORE INTO checkpoint_objects (checkpoint_id, pid, kind, id)"
-                   " VALUES (?, ?, ?, ?)",
-                   &obj, error))
-    goto out;
-
-  int64_t since = 0, next_id = 1;
-  int rc;
-  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
-    {
-      int64_t seq = sqlite3_column_int64 (scan, 0);
-      int64_t ts = sqlite3_column_int64 (scan, 1);
-      LiveKey k = { sqlite3_column_int64 (scan, 2), -1, sqlite3_column_int64 (scan, 4) };
-      gboolean born = FALSE;
-      switch (sqlite3_column_int (scan, 3))
-        {
-        case COW_EVENT_ALLOCATION_NEW: k.kind = 0; born = TRUE; break;
-        case COW_EVENT_ALLOCATION_FREE: k.kind = 0; break;
-        case COW_EVENT_CONTEXT_NEW: k.kind = 1; born = TRUE; break;
-        case COW_EVENT_CONTEXT_FREE: k.kind = 1; break;
-        case COW_EVENT_STORAGE_NEW: k.kind = 2; born = TRUE; break;
-        case COW_EVENT_STORAGE_FREE: k.kind = 2; break;
-        case COW_EVENT_TENSOR_NEW: k.kind = 3; born = TRUE; break;
-        case COW_EVENT_TENSOR_FREE: k.kind = 3; break;
-        default: break;
-        }
-      if (k.kind >= 0)
-        {
-          if (born)
-            g_hash_table_add (live, g_memdup2 (&k, sizeof k));
-          else
-            g_hash_table_remove (live, &k);
-        }
-      /* Every interval events, but never more often than the live set
-       * is large: checkpoints then cost at most about as many rows as
-       * the events they skip. */
-      if (++since >= MAX (COWSCOPE_CHECKPOINT_INTERVAL, (int64_t) g_hash_table_size (live)))
-        {
-          if (!write_checkpoint (db, path, cp, obj, next_id++, seq, ts, live, error))
-            goto out;
-          since = 0;
-        }
-    }
-  if (rc != SQLITE_DONE)
-    {
-      cowscope_session_set_sqlite_error (error, db, path, "finalize");
-      goto out;
-    }
-  ok = TRUE;
-out:
-  sqlite3_finalize (scan);
-  sqlite3_finalize (cp);
-  sqlite3_finalize (obj);
-  return ok;
-}
-
 static const char meta_sql[] =
   "INSERT OR REPLACE INTO meta (key, value) VALUES"
   " ('produced', (SELECT coalesce (sum (produced), 0) FROM threads)),"
   " ('stored', (SELECT coalesce (sum (stored), 0) FROM threads)),"
   " ('dropped', (SELECT coalesce (sum (dropped), 0) FROM threads)),"
   " ('events', (SELECT count (*) FROM events)),"
-  " ('finalized', 1);";
+  " ('finalized', 1);"
+  "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', "
+  G_STRINGIFY (COWSCOPE_SESSION_SCHEMA_VERSION) ");"
+  "PRAGMA user_version = " G_STRINGIFY (COWSCOPE_SESSION_SCHEMA_VERSION) ";";
 
 gboolean
 cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
@@ -521,7 +404,8 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, derive_sql, error) || !step_done ("derived tables")
       || !exec (db, path, derived_index_sql, error) || !step_done ("derived indexes")
       || !symbolize_frames (db, path, error) || !step_done ("symbols")
-      || !compute_checkpoints (db, path, error) || !step_done ("checkpoints")
+      || !cowscope_session_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
+      || !step_done ("checkpoints and timeline summaries")
       || !exec (db, path, interval_sql, error)
       || !exec (db, path, meta_sql, error)
       || !exec (db, path, "COMMIT", error))

@@ -1,6 +1,8 @@
 /* session-fixture.c — synthetic session databases (see header). */
 #include "session-fixture.h"
 
+#include "cowscope-session-index.h"
+
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -55,9 +57,8 @@ typedef struct {
   GHashTable *allocs, *contexts, *storages; /* key: pid-folded id */
   guint64 n_live;
   gint64 cuda_id;
-  gint64 checkpoints;
   sqlite3_stmt *ins_event, *ins_alloc, *ins_storage, *ins_tensor, *ins_context, *ins_lc,
-    *ins_mat, *ins_viol, *ins_cuda, *ins_cp, *ins_cpo, *ins_string;
+    *ins_mat, *ins_viol, *ins_cuda, *ins_string;
   guint64 string_id;
   GError **error;
   gboolean failed;
@@ -507,65 +508,6 @@ free_tensor (Gen *g, guint p, Tensor *t)
     free_storage (g, tid, s);
 }
 
-typedef struct {
-  guint32 pid;
-  guint8 kind;
-  guint64 id;
-} CpObj;
-
-static int
-compare_cp (const void *a, const void *b)
-{
-  const CpObj *x = a, *y = b;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
-  if (x->kind != y->kind)
-    return x->kind < y->kind ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
-}
-
-/* Writes a checkpoint of every live object (state after g->seq). */
-static void
-checkpoint (Gen *g)
-{
-  /* kinds sorted by name: allocation < context < storage < tensor */
-  static const char *const kinds[] = { "allocation", "context", "storage", "tensor" };
-  GArray *objs = g_array_sized_new (FALSE, FALSE, sizeof (CpObj), g->n_live);
-  GHashTableIter iter;
-  gpointer value;
-  g_hash_table_iter_init (&iter, g->allocs);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    g_array_append_val (objs, ((CpObj) { ((Alloc *) value)->pid, 0, ((Alloc *) value)->id }));
-  g_hash_table_iter_init (&iter, g->contexts);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    g_array_append_val (objs, ((CpObj) { ((Context *) value)->pid, 1, ((Context *) value)->id }));
-  g_hash_table_iter_init (&iter, g->storages);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
-    g_array_append_val (objs, ((CpObj) { ((Storage *) value)->pid, 2, ((Storage *) value)->id }));
-  for (guint p = 0; p < g->o->n_processes; p++)
-    for (guint i = 0; i < g->live_tensors[p]->len; i++)
-      {
-        Tensor *t = g_ptr_array_index (g->live_tensors[p], i);
-        g_array_append_val (objs, ((CpObj) { t->pid, 3, t->id }));
-      }
-  g_array_sort (objs, compare_cp);
-  gint64 id = ++g->checkpoints;
-  sqlite3_bind_int64 (g->ins_cp, 1, id);
-  sqlite3_bind_int64 (g->ins_cp, 2, g->seq);
-  sqlite3_bind_int64 (g->ins_cp, 3, g->now);
-  run (g, g->ins_cp, "checkpoint");
-  for (guint i = 0; i < objs->len; i++)
-    {
-      CpObj *o = &g_array_index (objs, CpObj, i);
-      sqlite3_bind_int64 (g->ins_cpo, 1, id);
-      sqlite3_bind_int64 (g->ins_cpo, 2, o->pid);
-      sqlite3_bind_text (g->ins_cpo, 3, kinds[o->kind], -1, SQLITE_STATIC);
-      sqlite3_bind_int64 (g->ins_cpo, 4, (gint64) o->id);
-      run (g, g->ins_cpo, "checkpoint object");
-    }
-  g_array_unref (objs);
-}
-
 static gboolean
 exec (Gen *g, const char *sql)
 {
@@ -713,7 +655,7 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
         "INSERT INTO access_kinds VALUES (1, 'read'), (2, 'write');"
         "INSERT INTO allocation_kinds VALUES (0, 'cpu'), (1, 'cuda'), (2, 'foreign');"
         "INSERT INTO cuda_kinds VALUES (1, 'memcpy'), (2, 'memset'), (3, 'kernel');"
-        "INSERT INTO meta VALUES ('format', 'cowscope-session'), ('schema_version', '1'),"
+        "INSERT INTO meta VALUES ('format', 'cowscope-session'), ('schema_version', '2'),"
         " ('recorder_version', 'fixture'), ('program', 'fixture'), ('stacks', '1');"
         "INSERT INTO frames VALUES (1, 1000, 4096, 'libcowtensor.so', 'cow_lazy_clone', 'cow-lazy-clone.c', 40),"
         " (2, 1000, 8192, 'train', 'make_batch', 'train.c', 12),"
@@ -732,8 +674,6 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   g->ins_cuda = prep (g, "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns,"
                          " bytes, correlation_id, device_id, context_id, stream_id, address,"
                          " external_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  g->ins_cp = prep (g, "INSERT INTO checkpoints VALUES (?,?,?)");
-  g->ins_cpo = prep (g, "INSERT INTO checkpoint_objects VALUES (?,?,?,?)");
   g->ins_string = prep (g, "INSERT OR REPLACE INTO strings VALUES (?,?,?)");
   g->allocs = g_hash_table_new (g_direct_hash, g_direct_equal);
   g->contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -742,7 +682,6 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
     g->live_tensors[p] = g_ptr_array_new ();
   gint64 start_ns = g->now + 1;
 
-  gint64 next_cp = o->checkpoint_interval;
   gint64 range_id = 0;
   while (!g->failed && (guint64) g->seq < o->n_events)
     {
@@ -769,11 +708,6 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
             ", 0, 13, 'gemm')",
             k, pid, b, g->now + 5000);
           exec (g, sql2);
-        }
-      if (o->checkpoint_interval > 0 && g->seq >= next_cp)
-        {
-          checkpoint (g);
-          next_cp = g->seq + o->checkpoint_interval;
         }
     }
 
@@ -813,6 +747,14 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
     " ('finalized', %d)",
     g->seq, o->checkpoint_interval, o->finalized ? 1 : 0);
   exec (g, meta);
+  /* Checkpoints, graph states and timeline summaries, as finalization
+   * writes them (the recorder's own code). */
+  if (!g->failed
+      && !cowscope_session_index_write (g->db, path,
+                                        o->checkpoint_interval > 0 ? o->checkpoint_interval
+                                                                   : G_MAXINT64,
+                                        error))
+    g->failed = TRUE;
   /* The indexes the session model's queries rely on. */
   exec (g,
         "CREATE INDEX events_ts ON events (ts);"
@@ -824,11 +766,10 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   g->info->n_events = (guint64) g->seq;
   g->info->n_thread_lanes = o->n_processes * o->n_threads;
   g->info->n_cuda_lanes = 0;
-  g->info->n_checkpoints = (guint64) g->checkpoints;
 
   sqlite3_stmt *all[] = { g->ins_event, g->ins_alloc, g->ins_storage, g->ins_tensor,
                           g->ins_context, g->ins_lc, g->ins_mat, g->ins_viol, g->ins_cuda,
-                          g->ins_cp, g->ins_cpo, g->ins_string };
+                          g->ins_string };
   for (guint i = 0; i < G_N_ELEMENTS (all); i++)
     sqlite3_finalize (all[i]);
   if (!g->failed)
@@ -850,6 +791,12 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
     g->info->end_ns = MAX (g->now, sqlite3_column_int64 (q, 0));
   else
     g->info->end_ns = g->now;
+  sqlite3_finalize (q);
+  q = NULL;
+  if (!g->failed
+      && sqlite3_prepare_v2 (g->db, "SELECT count(*) FROM checkpoints", -1, &q, NULL) == SQLITE_OK
+      && sqlite3_step (q) == SQLITE_ROW)
+    g->info->n_checkpoints = (guint64) sqlite3_column_int64 (q, 0);
   sqlite3_finalize (q);
   sqlite3_close (g->db);
 

@@ -7,9 +7,11 @@
  * LAZY_CLONE), materializations (copy or steal, with CONTEXT_UNREF, the
  * fresh allocation and a CUDA memcpy for device storages), frees, simulate
  * violations and user ranges, in several processes and threads, emitting
- * the same event sequences the engine does.  It fills the derived tables,
- * checkpoints every `checkpoint_interval` events and the indexes the
- * session model relies on, in one transaction with synchronous=OFF. */
+ * the same event sequences the engine does.  It fills the derived tables
+ * and the indexes the session model relies on, and has the recorder's own
+ * cowscope_session_index_write() add the checkpoints (every
+ * `checkpoint_interval` events, or as many as objects are alive), graph
+ * states and timeline summaries, in one transaction with synchronous=OFF. */
 #pragma once
 
 #include <glib.h>

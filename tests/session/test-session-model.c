@@ -209,8 +209,8 @@ test_bad_files (void)
   /* Newer schema. */
   g_autofree char *newer = scratch ("newer.cowscope");
   g_assert_true (g_file_set_contents (newer, contents, (gssize) length, NULL));
-  exec_on (newer, "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'schema_version';");
-  expect_refused (newer, COWSCOPE_SESSION_MODEL_ERROR_NEWER, "schema version 2");
+  exec_on (newer, "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+  expect_refused (newer, COWSCOPE_SESSION_MODEL_ERROR_NEWER, "schema version 3");
 
   /* A missing table. */
   g_autofree char *broken = scratch ("broken.cowscope");
@@ -870,6 +870,187 @@ test_event_query (void)
   g_main_loop_unref (w.loop);
 }
 
+/* ---- schema 1 (no packed tables) ------------------------------------------ */
+
+/* A copy of the fixture as schema 1 wrote it: no timeline_* tables, no
+ * checkpoint_states or checkpoint_replays. */
+static char *
+schema1_copy (void)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (fixture_path, &contents, &length, NULL));
+  char *old = scratch ("schema1.cowscope");
+  g_assert_true (g_file_set_contents (old, contents, (gssize) length, NULL));
+  exec_on (old,
+           "DROP TABLE timeline_lanes; DROP TABLE timeline_chunks; DROP TABLE timeline_spans;"
+           "DROP TABLE timeline_counters; DROP TABLE checkpoint_states;"
+           "DROP TABLE checkpoint_replays; DELETE FROM meta WHERE key = 'index_format';"
+           "UPDATE meta SET value = '1' WHERE key = 'schema_version'; PRAGMA user_version = 1;");
+  return old;
+}
+
+/* Every item and span of every lane in a few windows, as text. */
+static void
+describe_timeline (CowscopeSessionDocument *doc, GPtrArray *out)
+{
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      g_ptr_array_add (out, g_strdup_printf ("lane %u %s %" G_GUINT64_FORMAT, i,
+                                             cowscope_timeline_lane_get_title (lane),
+                                             cowscope_timeline_lane_get_n_events (lane)));
+      gint64 windows[][2] = { { start, end }, { start + (end - start) / 3, start + (end - start) / 2 },
+                              { end - 20000, end } };
+      guint widths[] = { 1500, 333, 7 };
+      for (guint w = 0; w < G_N_ELEMENTS (windows); w++)
+        {
+          g_autoptr (CowscopeTimelineWindow) win =
+            cowscope_timeline_lane_query (lane, windows[w][0], windows[w][1], widths[w]);
+          guint n;
+          const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n);
+          for (guint k = 0; k < n; k++)
+            g_ptr_array_add (out, g_strdup_printf (
+              "item %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+              " %" G_GUINT64_FORMAT " %u %u", i, w, items[k].start_ns, items[k].end_ns,
+              items[k].id, items[k].bytes, items[k].count, items[k].kind));
+          const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (win, &n);
+          for (guint k = 0; k < n; k++)
+            g_ptr_array_add (out, g_strdup_printf (
+              "span %u %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+              " %" G_GUINT64_FORMAT " %u", i, w, spans[k].start_ns, spans[k].end_ns,
+              spans[k].id, spans[k].bytes, spans[k].kind));
+          const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (win, &n);
+          for (guint k = 0; k < n; k++)
+            g_ptr_array_add (out, g_strdup_printf ("sample %u %u %u %.0f %.0f %.0f", i, w, k,
+                                                   samples[k].min, samples[k].max,
+                                                   samples[k].last));
+        }
+    }
+}
+
+/* A schema-1 session still opens (from its rows), and its lanes, counter
+ * tracks and graphs equal those the packed tables give. */
+static void
+test_schema1_matches_packed (void)
+{
+  g_autofree char *old = schema1_copy ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (old, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cowscope_session_document_get_n_events (doc), ==, fixture_info.n_events);
+  g_assert_cmpint (cowscope_session_document_get_start_ns (doc), ==,
+                   cowscope_session_document_get_start_ns (fixture_doc));
+  g_assert_cmpint (cowscope_session_document_get_end_ns (doc), ==,
+                   cowscope_session_document_get_end_ns (fixture_doc));
+
+  g_autoptr (GPtrArray) from_rows = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) packed = g_ptr_array_new_with_free_func (g_free);
+  describe_timeline (doc, from_rows);
+  describe_timeline (fixture_doc, packed);
+  g_assert_cmpuint (from_rows->len, >, 100);
+  for (guint i = 0; i < MIN (from_rows->len, packed->len); i++)
+    g_assert_cmpstr (packed->pdata[i], ==, from_rows->pdata[i]);
+  g_assert_cmpuint (packed->len, ==, from_rows->len);
+
+  gint64 seqs[] = { 1, 499, 500, 501, 2222, (gint64) fixture_info.n_events - 3,
+                    (gint64) fixture_info.n_events };
+  for (guint i = 0; i < G_N_ELEMENTS (seqs); i++)
+    {
+      g_autoptr (CowscopeSharingGraph) a =
+        cowscope_sharing_graph_build (doc, seqs[i], 1000, NULL, &error);
+      g_assert_no_error (error);
+      g_autoptr (CowscopeSharingGraph) b =
+        cowscope_sharing_graph_build (fixture_doc, seqs[i], 1000, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (cowscope_sharing_graph_get_n_nodes (a), ==,
+                        cowscope_sharing_graph_get_n_nodes (b));
+      g_assert_cmpuint (cowscope_sharing_graph_get_n_edges (a), ==,
+                        cowscope_sharing_graph_get_n_edges (b));
+      g_assert_cmpint (cowscope_sharing_graph_get_time (a), ==, cowscope_sharing_graph_get_time (b));
+      for (guint k = 0; k < cowscope_sharing_graph_get_n_nodes (a); k++)
+        {
+          const CowscopeGraphNode *x = cowscope_sharing_graph_get_node (a, k);
+          const CowscopeGraphNode *y = cowscope_sharing_graph_get_node (b, k);
+          g_assert_cmpuint (x->kind, ==, y->kind);
+          g_assert_cmpuint (x->id, ==, y->id);
+          g_assert_cmpuint (x->state, ==, y->state);
+          g_assert_cmpint (x->free_ts, ==, y->free_ts);
+          g_assert_cmpuint (x->freed_soon, ==, y->freed_soon);
+          g_assert_cmpuint (x->nbytes, ==, y->nbytes);
+          g_assert_cmpstr (x->label, ==, y->label);
+        }
+    }
+  g_unlink (old);
+}
+
+/* The packed tables agree with a recount from the raw rows. */
+static void
+test_packed_tables_recount (void)
+{
+  g_assert_cmpint (sql_int (fixture_path, "SELECT value FROM meta WHERE key = 'index_format'"), ==, 1);
+  g_assert_cmpint (sql_int (fixture_path,
+                            "SELECT sum (n_instants) FROM timeline_lanes WHERE device IS NULL"),
+                   ==, sql_int (fixture_path, "SELECT count(*) FROM events"));
+  g_assert_cmpint (sql_int (fixture_path,
+                            "SELECT sum (n_instants) FROM timeline_lanes WHERE device IS NOT NULL"),
+                   ==, sql_int (fixture_path, "SELECT count(*) FROM cuda_activity"));
+  g_assert_cmpint (sql_int (fixture_path, "SELECT sum (n) FROM timeline_chunks"), ==,
+                   sql_int (fixture_path, "SELECT sum (n_instants) FROM timeline_lanes"));
+  g_assert_cmpint (sql_int (fixture_path, "SELECT sum (n_spans) FROM timeline_lanes"), ==,
+                   sql_int (fixture_path,
+                            "SELECT (SELECT count(*) FROM materializations WHERE begin_ts IS NOT NULL)"
+                            " + (SELECT count(*) FROM ranges) + (SELECT count(*) FROM cuda_activity)"));
+  /* A lane's count is its (pid, tid)'s events. */
+  g_assert_cmpint (sql_int (fixture_path,
+                            "SELECT count(*) FROM timeline_lanes l WHERE device IS NULL AND n_instants !="
+                            " (SELECT count(*) FROM events e WHERE e.pid = l.pid AND e.tid = l.tid)"),
+                   ==, 0);
+  /* One state per checkpoint, with as many objects as checkpoint_objects;
+   * replays cover every event once. */
+  g_assert_cmpint (sql_int (fixture_path, "SELECT count(*) FROM checkpoint_states"), ==,
+                   (gint64) fixture_info.n_checkpoints);
+  g_assert_cmpint (sql_int (fixture_path,
+                            "SELECT count(*) FROM checkpoint_states s WHERE n_objects !="
+                            " (SELECT count(*) FROM checkpoint_objects o"
+                            "  WHERE o.checkpoint_id = s.checkpoint_id)"),
+                   ==, 0);
+  g_assert_cmpint (sql_int (fixture_path, "SELECT sum (last_seq - first_seq + 1) FROM checkpoint_replays"),
+                   ==, (gint64) fixture_info.n_events);
+  g_assert_cmpint (sql_int (fixture_path, "SELECT count(*) FROM checkpoint_replays"), ==,
+                   (gint64) fixture_info.n_checkpoints + 1);
+}
+
+/* A damaged packed BLOB is reported, never a crash. */
+static void
+test_packed_damaged (void)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (fixture_path, &contents, &length, NULL));
+  g_autofree char *bad = scratch ("badblob.cowscope");
+  g_assert_true (g_file_set_contents (bad, contents, (gssize) length, NULL));
+  exec_on (bad, "UPDATE checkpoint_states SET objects = x'ffffffffffffffffffffff';"
+                "UPDATE checkpoint_replays SET events = x'0102ff';"
+                "UPDATE timeline_chunks SET instants = x'02ffffffffffffffffffff' WHERE chunk = 0;");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (bad, NULL, &error);
+  g_assert_null (doc);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_clear_error (&error);
+  exec_on (bad, "DELETE FROM timeline_chunks;");
+  doc = cowscope_session_document_load (bad, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (CowscopeSharingGraph) graph =
+    cowscope_sharing_graph_build (doc, (gint64) fixture_info.n_events / 2, 0, NULL, &error);
+  g_assert_null (graph);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_unlink (bad);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -893,6 +1074,9 @@ main (int argc, char **argv)
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
   g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
   g_test_add_func ("/session/lists/events-sorted-filtered-in-sql", test_event_query);
+  g_test_add_func ("/session/packed/recount", test_packed_tables_recount);
+  g_test_add_func ("/session/packed/schema1-matches-packed", test_schema1_matches_packed);
+  g_test_add_func ("/session/packed/damaged", test_packed_damaged);
   int status = g_test_run ();
   g_object_unref (fixture_doc);
   g_unlink (fixture_path);

@@ -1,0 +1,46 @@
+/* cowscope-session-index.h — the packed summaries a finalized session
+ * carries so that the application opens it without reading every event.
+ *
+ * Written by cowscope_session_finalize() (and by the test fixtures), in
+ * the caller's transaction, from the time-ordered `events` and the
+ * derived object tables:
+ *
+ *   timeline_lanes, timeline_chunks, timeline_spans, timeline_counters
+ *       every timeline lane's instants and spans as packed arrays, and the
+ *       counter tracks already binned, so that loading the timeline reads
+ *       a few thousand BLOB rows instead of millions of event rows;
+ *   checkpoints, checkpoint_objects, checkpoint_states, checkpoint_replays
+ *       the live objects at each checkpoint (ids, as in schema 1), the
+ *       whole sharing-graph state at each checkpoint (every attribute the
+ *       graph needs, with its free time and name), and the graph-relevant
+ *       events between checkpoints, so that the graph at an instant is one
+ *       state plus a partial replay, with no joins.
+ *
+ * README.md ("Session database") documents every table and the byte
+ * layout of every BLOB (meta.index_format names the layout version).
+ */
+#pragma once
+
+#include <glib.h>
+#include <sqlite3.h>
+
+G_BEGIN_DECLS
+
+/* meta.index_format written with the tables above. */
+#define COWSCOPE_SESSION_INDEX_FORMAT 1
+
+/* Instants (or spans) per timeline chunk. */
+#define COWSCOPE_TIMELINE_CHUNK 65536
+
+/* Bins per counter track. */
+#define COWSCOPE_TIMELINE_COUNTER_BINS 65536
+
+/* Creates the tables above when missing (a schema-1 session being
+ * finalized again), replaces their contents and sets meta.index_format.
+ * A checkpoint is taken every @checkpoint_interval events, or every as
+ * many events as objects are alive when that is more.  FALSE with @error
+ * (naming @path) on failure; the caller rolls its transaction back. */
+gboolean cowscope_session_index_write (sqlite3 *db, const char *path,
+                                       gint64 checkpoint_interval, GError **error);
+
+G_END_DECLS
