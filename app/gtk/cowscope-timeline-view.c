@@ -515,6 +515,42 @@ range_row (const CowscopeTimelineItem *const *sorted, guint n, guint i)
 }
 
 /* Draws an event lane (thread or CUDA stream) from @win into @snapshot. */
+/* Kinds a person looks for: never hidden inside a bucket. */
+static gboolean
+is_notable_kind (guint kind)
+{
+  return is_box_kind (kind) || kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
+         || kind == COWSCOPE_ITEM_IPC || kind == COWSCOPE_ITEM_VIOLATION;
+}
+
+/* Draws @it as an item of @kind: copies and CUDA work as full-height
+ * columns, lazy clones, marks and IPC in the upper half, warnings wider,
+ * range ends in the range row, other events as ticks growing with their
+ * count. */
+static void
+draw_item_kind (Run *run, const CowscopeTimelineItem *it, guint kind, gboolean cuda, float row_h,
+                GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
+{
+  int x = it->pixel;
+  if (cuda || is_box_kind (kind))
+    run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y, row_h);
+  else if (kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
+           || kind == COWSCOPE_ITEM_IPC)
+    {
+      int half = it->count == 1 ? 1 : 0;
+      run_add (run, &colors[kind], x - half, x + 1 + half, EVENT_ROW_Y, row_h * 0.5f);
+    }
+  else if (kind == COWSCOPE_ITEM_VIOLATION)
+    run_add (run, &colors[kind], x, x + 2, EVENT_ROW_Y, row_h);
+  else if (kind == COWSCOPE_ITEM_RANGE)
+    run_add (run, &colors[kind], x, x + 1, RANGE_ROW_Y, RANGE_ROW_HEIGHT);
+  else
+    {
+      float h = MIN (4.0f + 2.0f * (float) log2 ((double) it->count), row_h * 0.6f);
+      run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y + row_h - h, h);
+    }
+}
+
 static void
 draw_event_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow *win,
                  GtkSnapshot *snapshot, GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
@@ -535,25 +571,21 @@ draw_event_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow 
   for (guint i = 0; i < n_items; i++)
     {
       const CowscopeTimelineItem *it = &items[i];
-      int x = it->pixel;
       guint kind = it->kind < COWSCOPE_N_ITEM_KINDS ? it->kind : COWSCOPE_ITEM_OTHER;
-      if (cuda || is_box_kind (kind))
-        run_add (&run, &colors[kind], x, x + 1, EVENT_ROW_Y, row_h);
-      else if (kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
-               || kind == COWSCOPE_ITEM_IPC)
-        {
-          int half = it->count == 1 ? 1 : 0;
-          run_add (&run, &colors[kind], x - half, x + 1 + half, EVENT_ROW_Y, row_h * 0.5f);
-        }
-      else if (kind == COWSCOPE_ITEM_VIOLATION)
-        run_add (&run, &colors[kind], x, x + 2, EVENT_ROW_Y, row_h);
-      else if (kind == COWSCOPE_ITEM_RANGE)
-        run_add (&run, &colors[kind], x, x + 1, RANGE_ROW_Y, RANGE_ROW_HEIGHT);
-      else
-        {
-          float h = MIN (4.0f + 2.0f * (float) log2 ((double) it->count), row_h * 0.6f);
-          run_add (&run, &colors[kind], x, x + 1, EVENT_ROW_Y + row_h - h, h);
-        }
+      draw_item_kind (&run, it, kind, cuda, row_h, colors);
+    }
+  /* A bucket is drawn as its most frequent kind; the notable kinds it
+   * also holds (a copy among a thousand tensor events) go on top, in a
+   * second pass (runs merge only left to right). */
+  run_flush (&run);
+  for (guint i = 0; i < n_items && !cuda; i++)
+    {
+      const CowscopeTimelineItem *it = &items[i];
+      if (it->count == 1)
+        continue;
+      for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
+        if (k != it->kind && (it->kinds & (1u << k)) != 0 && is_notable_kind (k))
+          draw_item_kind (&run, it, k, cuda, row_h, colors);
     }
   run_flush (&run);
 

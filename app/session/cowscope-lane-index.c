@@ -306,6 +306,7 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
           item.start_ns = item.end_ns = index->ts[i];
           item.id = index->id[i];
           item.kind = index->kind[i];
+          item.kinds = 1u << MIN (item.kind, COWSCOPE_N_ITEM_KINDS - 1);
           item.bytes = (guint64) index->bytes[i];
         }
       else
@@ -317,6 +318,9 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
           for (guint k = 1; k < COWSCOPE_N_ITEM_KINDS; k++)
             if (counts[k] > counts[best])
               best = k;
+          for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
+            if (counts[k] > 0)
+              item.kinds |= 1u << k;
           item.start_ns = edge (&px, p);
           item.end_ns = right;
           item.id = -1;
@@ -358,6 +362,7 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
           CowscopeTimelineItem item = {
             .start_ns = s[m].start, .end_ns = s[m].end, .id = s[m].id,
             .bytes = s[m].bytes, .count = 1, .kind = s[m].kind,
+            .kinds = 1u << MIN (s[m].kind, COWSCOPE_N_ITEM_KINDS - 1),
             .pixel = (guint16) pixel_of (&px, MAX (s[m].start, t0)),
           };
           g_array_append_val (spans, item);

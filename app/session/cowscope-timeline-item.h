@@ -20,6 +20,8 @@ typedef struct {
   guint32 count;
   guint16 kind;    /* CowscopeItemKind; for a bucket, the most frequent */
   guint16 pixel;   /* x of the pixel the item starts in, 0..width-1 */
+  guint32 kinds;   /* bit k: an item of kind k is among them (a bucket hides
+                    * no copy behind its most frequent kind) */
 } CowscopeTimelineItem;
 
 /* A counter track's value over one pixel (steps between samples). */

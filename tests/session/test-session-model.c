@@ -322,6 +322,21 @@ test_timeline_aggregation (void)
       for (guint k = 0; k < n; k++)
         merged += items[k].count > 1;
       g_assert_cmpuint (n, <=, 10);
+
+      /* A bucket names every kind under it (its drawing shows the copies
+       * among them): the whole lane in one pixel has the kinds of the
+       * lane's single items seen one by one. */
+      g_autoptr (CowscopeTimelineWindow) one = cowscope_timeline_lane_query (lane, start, end, 1);
+      g_autoptr (CowscopeTimelineWindow) fine = cowscope_timeline_lane_query (lane, start, end, 60000);
+      guint n_one, n_fine;
+      const CowscopeTimelineItem *bucket = cowscope_timeline_window_get_items (one, &n_one);
+      const CowscopeTimelineItem *fine_items = cowscope_timeline_window_get_items (fine, &n_fine);
+      guint32 kinds = 0;
+      for (guint k = 0; k < n_fine; k++)
+        kinds |= fine_items[k].kinds;
+      g_assert_cmpuint (n_one, ==, 1);
+      g_assert_cmphex (bucket[0].kinds, ==, kinds);
+      g_assert_cmphex (bucket[0].kinds & (1u << bucket[0].kind), !=, 0);
     }
   g_assert_cmpuint (merged, >, 0); /* items under a pixel were merged */
 
