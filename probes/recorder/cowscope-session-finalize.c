@@ -8,6 +8,7 @@
 #include "cow-trace.h"
 #include "cowscope-protocol.h"
 #include "cowscope-recorder-error.h"
+#include "cowscope-session-ipc.h"
 #include "cowscope-session-writer.h"
 #include "cowscope-symbolizer.h"
 
@@ -516,6 +517,7 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, index_sql, error) || !step_done ("event indexes")
       || !exec (db, path, derive_sql, error) || !step_done ("derived tables")
       || !exec (db, path, derived_index_sql, error) || !step_done ("derived indexes")
+      || !cowscope_session_derive_ipc (db, path, error) || !step_done ("ipc tables")
       || !symbolize_frames (db, path, error) || !step_done ("symbols")
       || !compute_checkpoints (db, path, error) || !step_done ("checkpoints")
       || !exec (db, path, interval_sql, error)
