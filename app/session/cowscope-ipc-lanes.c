@@ -8,9 +8,9 @@
 #include "cowscope-timeline-lane-private.h"
 
 char *
-cowscope_ipc_process_label (const CowscopeProcessInfo *process)
+cowscope_ipc_process_program (const CowscopeProcessInfo *process)
 {
-  g_autofree char *program = NULL;
+  char *program = NULL;
   if (process->exe != NULL && *process->exe != '\0')
     program = g_path_get_basename (process->exe);
   else if (process->cmdline != NULL && *process->cmdline != '\0')
@@ -18,6 +18,13 @@ cowscope_ipc_process_label (const CowscopeProcessInfo *process)
       g_auto (GStrv) words = g_strsplit (process->cmdline, " ", 2);
       program = g_path_get_basename (words[0]);
     }
+  return program;
+}
+
+char *
+cowscope_ipc_process_label (const CowscopeProcessInfo *process)
+{
+  g_autofree char *program = cowscope_ipc_process_program (process);
   if (program == NULL)
     return g_strdup_printf (_("Process %u"), process->pid);
   /* Translators: a process: program name, process id */
@@ -154,7 +161,7 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
         {
           const CowscopeProcessInfo *p = cowscope_session_document_get_process (document, k);
           if (p->pid == pid)
-            title = cowscope_ipc_process_label (p);
+            title = cowscope_ipc_process_program (p); /* the view shows the pid below */
         }
       if (title == NULL)
         title = g_strdup_printf (_("Process %u"), pid);

@@ -9,6 +9,10 @@
 
 G_BEGIN_DECLS
 
+/* The program's name (exe, else the first word of its command line), or
+ * NULL when the session does not know it. */
+char *cowscope_ipc_process_program (const CowscopeProcessInfo *process);
+
 /* "cowscope-demo (pid 1234)", from the program's name (exe, else the
  * first word of its command line), or "Process 1234". */
 char *cowscope_ipc_process_label (const CowscopeProcessInfo *process);
@@ -22,7 +26,8 @@ gboolean cowscope_ipc_has_table (sqlite3 *db, const char *path, const char *name
  * session has more than one process or any IPC event: the process's IPC
  * events as instants, the limbo spans of the blocks it produced (limbo
  * enter to limbo free) and the spans during which it held a received
- * block (receive to release), from ipc_refs.  Called by the loader once
+ * block (receive to release), from ipc_refs.  Titles are the program's
+ * name (or "Process 1234").  Called by the loader once
  * the other lanes exist; @end_ns closes spans that never ended. */
 gboolean cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db,
                                   const char *path, gint64 end_ns, GListStore *lanes,

@@ -216,7 +216,7 @@ test_process_lanes (void)
       g_autofree char *events_sql = g_strdup_printf (
         "SELECT count(*) FROM events WHERE pid = %u AND type BETWEEN 20 AND 25", pid);
       g_assert_cmpuint (cowscope_timeline_lane_get_n_events (lane), ==, sql_int (events_sql));
-      g_assert_nonnull (strstr (cowscope_timeline_lane_get_title (lane), "cowscope-demo"));
+      g_assert_cmpstr (cowscope_timeline_lane_get_title (lane), ==, "cowscope-demo");
       g_autoptr (CowscopeTimelineWindow) win = cowscope_timeline_lane_query (lane, t0, t1, 1000000);
       guint limbo = 0, held = 0;
       guint n_spans = 0;
