@@ -305,3 +305,35 @@ CREATE TABLE checkpoint_replays (
   n_events INTEGER NOT NULL,
   events BLOB NOT NULL
 );
+-- Cross-process sharing (IPC), from the IPC events of every process.
+-- One row per send: each send takes one counter slot in the producer.
+CREATE TABLE ipc_refs (
+  send_seq INTEGER PRIMARY KEY,  -- events.seq of the IPC_SEND
+  producer_pid INTEGER NOT NULL,
+  allocation_id INTEGER,         -- the producer's allocation (the block)
+  storage_id INTEGER,            -- the producer's storage sent, when known
+  nbytes INTEGER,
+  counter_file_id INTEGER, slot INTEGER,
+  send_ts INTEGER,
+  consumer_pid INTEGER,          -- NULL: never received
+  receive_seq INTEGER, receive_ts INTEGER,
+  cached INTEGER,                -- 1: the consumer had the block mapped already
+  consumer_allocation_id INTEGER, consumer_storage_id INTEGER, -- over the mapping
+  release_seq INTEGER, release_ts INTEGER,         -- the consumer gave the slot back
+  limbo_enter_seq INTEGER, limbo_enter_ts INTEGER, -- the producer dropped the block
+  limbo_free_seq INTEGER, limbo_free_ts INTEGER,   -- ... and freed it from the limbo
+  consumer_died INTEGER          -- 1: freed because the consumer died
+);
+-- One row per sent block.
+CREATE TABLE ipc_blocks (
+  producer_pid INTEGER NOT NULL,
+  allocation_id INTEGER NOT NULL,
+  storage_id INTEGER, nbytes INTEGER,
+  sends INTEGER,                 -- slots taken for it
+  consumers INTEGER,             -- distinct consumer processes
+  first_send_ts INTEGER,
+  limbo_enter_ts INTEGER,        -- first slot to enter the limbo, or NULL
+  limbo_free_ts INTEGER,         -- last to leave it (NULL: never left)
+  free_ts INTEGER,               -- bytes freed (NULL: never)
+  PRIMARY KEY (producer_pid, allocation_id)
+) WITHOUT ROWID;

@@ -28,6 +28,8 @@ struct _ReceivedData {
   CowIpcCounterFile *file; /* NULL when the producer was gone at receive */
   uint64_t slot;
   int64_t storages; /* storages over the mapping, under consumer_lock */
+  pid_t owner;      /* the process whose slot it is: a forked child's copy
+                     * unmaps but never decrements */
   ReceivedData *next;
 };
 
@@ -36,6 +38,23 @@ struct _ReceivedData {
 static pthread_mutex_t consumer_lock = PTHREAD_MUTEX_INITIALIZER;
 static ReceivedData *received;
 static CowIpcCounterFile *counter_files;
+
+/* A forked child may have been forked while another thread held the
+ * lock: it starts with a fresh one (the records it inherits stay listed,
+ * owned by the parent). */
+static void
+consumer_atfork_child (void)
+{
+  pthread_mutex_init (&consumer_lock, NULL);
+}
+
+static pthread_once_t consumer_atfork_once = PTHREAD_ONCE_INIT;
+
+static void
+install_consumer_atfork (void)
+{
+  pthread_atfork (NULL, NULL, consumer_atfork_child);
+}
 
 /* Under consumer_lock: the mapped counter file @name, mapped on first use. */
 static CowIpcCounterFile *
@@ -100,6 +119,18 @@ cow_ipc_received_free (void *context)
   if (!last)
     return;
   rec->transport->close (rec->transport, rec->data, rec->nbytes, rec->mapping);
+  if (rec->owner != getpid ())
+    {
+      /* Inherited through fork: the parent's slot, not ours to give back. */
+      if (rec->file != NULL)
+        {
+          pthread_mutex_lock (&consumer_lock);
+          counter_file_unref_locked (rec->file);
+          pthread_mutex_unlock (&consumer_lock);
+        }
+      free (rec);
+      return;
+    }
   int64_t count = slot_decrement (rec->file, rec->slot);
   COW_TRACE (COW_EVENT_IPC_RELEASE, COW_OP_IPC, 0, rec->allocation_id,
              rec->file != NULL ? rec->file->id : 0, rec->slot, (uint64_t) count,
@@ -191,6 +222,7 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
       return NULL;
     }
 
+  pthread_once (&consumer_atfork_once, install_consumer_atfork);
   pthread_mutex_lock (&consumer_lock);
   for (ReceivedData *rec = received; rec != NULL; rec = rec->next)
     if (rec->producer_nonce == handle->producer_nonce && rec->block_id == handle->block_id)
@@ -243,6 +275,7 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
   rec->nbytes = (size_t) handle->nbytes;
   rec->slot = handle->counter_offset;
   rec->storages = 1;
+  rec->owner = getpid ();
 
   pthread_mutex_lock (&consumer_lock);
   /* A producer that already exited has unlinked the file: nothing to count. */

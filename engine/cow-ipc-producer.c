@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +50,7 @@ static struct {
   pid_t pid;                  /* the process this state belongs to */
   uint64_t nonce;
   bool atexit_installed;
+  bool stale_checked;         /* stale files of dead producers removed */
 } producer = { .nslots = COW_IPC_COUNTER_FILE_SLOTS };
 
 /* A forked child starts with no producer state of its own: the parent's
@@ -63,6 +66,7 @@ producer_atfork_child (void)
   producer.limbo_size = 0;
   producer.pid = 0;
   producer.nonce = 0;
+  producer.stale_checked = false;
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -153,12 +157,15 @@ release_slot_locked (CowIpcCounterFile *file)
     drop_file_locked (file);
 }
 
-/* At exit: unlink the files with no live slot.  The rest stay for
- * consumers still counting; cow_ipc_remove_stale_files() removes them
- * once this process is gone. */
+static size_t shutdown_for_pid (void);
+
+/* At exit: warn about blocks consumers still hold, then unlink the files
+ * with no live slot.  The rest stay for consumers still counting;
+ * cow_ipc_remove_stale_files() removes them once this process is gone. */
 static void
 producer_atexit (void)
 {
+  shutdown_for_pid ();
   pthread_mutex_lock (&producer_lock);
   if (producer.pid == getpid ())
     for (CowIpcCounterFile *file = producer.files; file != NULL; file = file->next)
@@ -178,6 +185,13 @@ static CowStatus
 take_slot_locked (CowIpcCounterFile **file_out, uint64_t *slot_out, CowError *error)
 {
   CowIpcCounterFile *file = producer.current;
+  if (file == NULL && !producer.stale_checked)
+    {
+      /* The first counter file of this process: files that crashed
+       * producers left behind go first (only those whose owner is dead). */
+      producer.stale_checked = true;
+      cow_ipc_remove_stale_files ();
+    }
   if (file == NULL)
     {
       file = cow_ipc_counter_file_create (producer.nslots, error);
@@ -289,6 +303,50 @@ cow_ipc_collect_for (CowIpcCollectTrigger trigger)
   COW_TRACE (COW_EVENT_IPC_COLLECT, COW_OP_IPC, (uint32_t) trigger, 0, 0,
              (uint64_t) freed, (uint64_t) left, 0);
   return freed;
+}
+
+/* Collects, then reports what consumers still hold (see header). */
+static size_t
+shutdown_for_pid (void)
+{
+  if (producer.pid != getpid ())
+    return 0; /* nothing sent from this process */
+  cow_ipc_collect_for (COW_IPC_COLLECT_SHUTDOWN);
+  char pids[160] = "";
+  size_t held = 0, used = 0;
+  pthread_mutex_lock (&producer_lock);
+  for (SentData *sent = producer.limbo; sent != NULL; sent = sent->next)
+    {
+      held++;
+      uint64_t peer = slot_consumer (sent->file, sent->slot);
+      char one[24];
+      int n = peer != 0 ? snprintf (one, sizeof one, "%s%" PRIu64, used ? ", " : "", peer)
+                        : snprintf (one, sizeof one, "%s(not received)", used ? ", " : "");
+      if (n > 0 && used + (size_t) n + 4 < sizeof pids && strstr (pids, one + (used ? 2 : 0)) == NULL)
+        {
+          memcpy (pids + used, one, (size_t) n + 1);
+          used += (size_t) n;
+        }
+    }
+  pthread_mutex_unlock (&producer_lock);
+  if (held > 0)
+    {
+      COW_TRACE (COW_EVENT_IPC_COLLECT, COW_OP_IPC, COW_IPC_COLLECT_SHUTDOWN, 0, 0, 0,
+                 (uint64_t) held, 0);
+      fprintf (stderr,
+               "cowtensor: producer process %ld is shutting down while %zu shared block%s"
+               " %s still held by consumer process%s %s; the memory stays until they"
+               " release it\n",
+               (long) getpid (), held, held == 1 ? "" : "s", held == 1 ? "is" : "are",
+               strchr (pids, ',') != NULL ? "es" : "", pids);
+    }
+  return held;
+}
+
+size_t
+cow_ipc_shutdown (void)
+{
+  return shutdown_for_pid ();
 }
 
 /* Explicit trigger. */
@@ -464,6 +522,11 @@ cow_ipc_remove_stale_files (void)
         continue;
       name[0] = '/';
       memcpy (name + 1, entry->d_name, len + 1);
+      /* Only our own files: another user's are theirs to judge. */
+      struct stat st;
+      if (fstatat (dirfd (dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0
+          || !S_ISREG (st.st_mode) || st.st_uid != geteuid ())
+        continue;
       removed += shm_unlink (name) == 0;
     }
   closedir (dir);

@@ -59,7 +59,8 @@ typedef enum {
 typedef enum {
   COW_IPC_COLLECT_EXPLICIT = 1,       /* cow_ipc_collect() */
   COW_IPC_COLLECT_PRODUCER_FREE = 2,  /* a sent block's last producer reference went */
-  COW_IPC_COLLECT_ALLOCATION_MISS = 3 /* the shareable allocator found no room */
+  COW_IPC_COLLECT_ALLOCATION_MISS = 3, /* the shareable allocator found no room */
+  COW_IPC_COLLECT_SHUTDOWN = 4         /* cow_ipc_shutdown() or the producer's exit */
 } CowIpcCollectTrigger;
 
 /* Trace payload (the `ipc` member) of each event, op COW_OP_IPC:
@@ -168,6 +169,15 @@ bool cow_ipc_is_received (const CowTensor *tensor);
 size_t cow_ipc_collect (void);
 /* Blocks waiting in this process's limbo. */
 size_t cow_ipc_limbo_size (void);
+
+/* Producer: the process is about to stop sharing (also run at exit).
+ * Collects the limbo once more; when blocks are still held by
+ * consumers, emits IPC_COLLECT with aux COW_IPC_COLLECT_SHUTDOWN (count =
+ * blocks left) and writes one warning to stderr naming the consumers,
+ * as PyTorch's "Producer process has been terminated before all shared
+ * CUDA tensors released".  CPU blocks stay valid for those consumers
+ * (the memfd lives while they map it).  Returns the blocks still held. */
+size_t cow_ipc_shutdown (void);
 
 /* Producer: the current value of the slot @handle names (this process's
  * own counter files only), or -1 when the file is unknown or gone. */

@@ -5,6 +5,7 @@
 #include <gvc.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cowscope-graph-layout.h"
 
@@ -304,6 +305,12 @@ unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **de
                                                  "×%u more storages", u->n_members),
                                     u->n_members);
           break;
+        case COWSCOPE_NODE_IPC_BLOCK:
+        case COWSCOPE_NODE_IPC_RECEIVED:
+          *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more shared block",
+                                                 "×%u more shared blocks", u->n_members),
+                                    u->n_members);
+          break;
         default:
           *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u more tensor",
                                                  "×%u more tensors", u->n_members),
@@ -332,6 +339,25 @@ unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **de
       *label = g_strdup_printf (_("storage %" G_GUINT64_FORMAT), u->id);
       *detail = g_steal_pointer (&size);
       break;
+    case COWSCOPE_NODE_IPC_BLOCK:
+      {
+        g_autofree char *id = g_strdup_printf ("%" G_GUINT64_FORMAT, u->id);
+        *label = n->state == COWSCOPE_NODE_STATE_LIMBO
+                   /* Translators: %s is an allocation id */
+                   ? g_strdup_printf (_("block %s in limbo"), id)
+                   /* Translators: %s is an allocation id */
+                   : g_strdup_printf (_("sent block %s"), id);
+        /* Translators: %s is a size, %u how many consumers count the block */
+        *detail = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%s · %u consumer",
+                                                "%s · %u consumers", n->refcount),
+                                   size, n->refcount);
+      }
+      break;
+    case COWSCOPE_NODE_IPC_RECEIVED:
+      /* Translators: a consumer's received-data record; %u is the producer's pid */
+      *label = g_strdup_printf (_("received from %u"), n->peer_pid);
+      *detail = g_steal_pointer (&size);
+      break;
     default:
       *label = n->label != NULL ? g_strdup (n->label)
                                 : g_strdup_printf (_("tensor %" G_GUINT64_FORMAT), u->id);
@@ -348,7 +374,8 @@ unit_size (const Unit *u, const char *label, const char *detail, double *w, doub
   double lb = log2 ((double) MAX (u->nbytes, 256) / 256.0); /* 0 at 256 B, 22 at 1 GiB */
   double text = 7.0 * (double) MAX (g_utf8_strlen (label, -1), g_utf8_strlen (detail, -1)) + 20;
   /* Pills and hexagons lose about two thirds of their height to the ends. */
-  if (u->kind == COWSCOPE_NODE_TENSOR || u->kind == COWSCOPE_NODE_CONTEXT)
+  if (u->kind == COWSCOPE_NODE_TENSOR || u->kind == COWSCOPE_NODE_CONTEXT
+      || u->kind == COWSCOPE_NODE_IPC_BLOCK || u->kind == COWSCOPE_NODE_IPC_RECEIVED)
     text += 26;
   *w = CLAMP (64 + 6.0 * lb, 64, 200);
   *w = MAX (*w, MIN (text, 250));
@@ -370,14 +397,49 @@ run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
   GArray *edges = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneEdge));
   g_array_set_size (nodes, units->len);
 
-  GString *dot = g_string_sized_new (64 + 48 * units->len + 24 * uedges->len);
-  g_string_append (dot, "digraph g {\n"
-                        " graph [rankdir=TB, nodesep=0.28, ranksep=0.42, pack=16,"
-                        " packmode=\"array\", splines=true, outputorder=edgesfirst];\n"
-                        " node [shape=box, fixedsize=true, label=\"\"];\n"
-                        " edge [arrowsize=0.7];\n");
+  /* Several processes: one cluster each (packing would split them). */
+  g_autoptr (GArray) pids = g_array_new (FALSE, FALSE, sizeof (guint32));
   for (guint i = 0; i < units->len; i++)
     {
+      guint32 pid = g_array_index (units, Unit, i).pid;
+      gboolean known = FALSE;
+      for (guint k = 0; k < pids->len && !known; k++)
+        known = g_array_index (pids, guint32, k) == pid;
+      if (!known)
+        g_array_append_val (pids, pid);
+    }
+  gboolean clustered = pids->len >= 2;
+  GString *dot = g_string_sized_new (64 + 48 * units->len + 24 * uedges->len);
+  g_string_append (dot, "digraph g {\n"
+                        " graph [rankdir=TB, nodesep=0.28, ranksep=0.42,");
+  g_string_append (dot, clustered ? " pack=false, compound=true, fontsize=12, labeljust=l,"
+                                    " margin=12,"
+                                  : " pack=16, packmode=\"array\",");
+  g_string_append (dot, " splines=true, outputorder=edgesfirst];\n"
+                        " node [shape=box, fixedsize=true, label=\"\"];\n"
+                        " edge [arrowsize=0.7];\n");
+  for (guint k = 0; k < (clustered ? pids->len : 1); k++)
+    {
+      guint32 cluster_pid = clustered ? g_array_index (pids, guint32, k) : 0;
+      if (clustered)
+        {
+          const char *name = cowscope_sharing_graph_get_process_label (graph, cluster_pid);
+          g_autofree char *fallback = g_strdup_printf (_("Process %u"), cluster_pid);
+          GString *label = g_string_new (NULL);
+          for (const char *c = name ? name : fallback; *c; c++)
+            {
+              if (*c == '"' || *c == '\\')
+                g_string_append_c (label, '\\');
+              g_string_append_c (label, *c);
+            }
+          g_string_append_printf (dot, " subgraph cluster_%u {\n  graph [label=\"%s\"];\n",
+                                  cluster_pid, label->str);
+          g_string_free (label, TRUE);
+        }
+  for (guint i = 0; i < units->len; i++)
+    {
+      if (clustered && g_array_index (units, Unit, i).pid != cluster_pid)
+        continue;
       const Unit *u = &g_array_index (units, Unit, i);
       CowscopeSceneNode *n = &g_array_index (nodes, CowscopeSceneNode, i);
       n->type = u->type;
@@ -396,10 +458,17 @@ run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
       g_ascii_formatd (hbuf, sizeof hbuf, "%.3f", n->height / 72.0);
       g_string_append_printf (dot, " n%u [width=%s, height=%s];\n", i, wbuf, hbuf);
     }
+      if (clustered)
+        g_string_append (dot, " }\n");
+    }
   for (guint i = 0; i < uedges->len; i += 3)
-    g_string_append_printf (dot, " n%u -> n%u [k=%u];\n", g_array_index (uedges, guint, i),
-                            g_array_index (uedges, guint, i + 1),
-                            g_array_index (uedges, guint, i + 2));
+    {
+      guint kind = g_array_index (uedges, guint, i + 2);
+      /* Consumers below their producer: a longer cross-process edge. */
+      g_string_append_printf (dot, " n%u -> n%u [k=%u%s];\n", g_array_index (uedges, guint, i),
+                              g_array_index (uedges, guint, i + 1), kind,
+                              COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS (kind) ? ", minlen=3" : "");
+    }
   g_string_append (dot, "}\n");
 
   if (layout_gvc == NULL)
@@ -420,6 +489,25 @@ run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
     }
   const double margin = 16;
   boxf bb = GD_bb (g);
+  GArray *clusters = NULL;
+  if (clustered)
+    {
+      clusters = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneCluster));
+      for (int c = 1; c <= GD_n_cluster (g); c++)
+        {
+          Agraph_t *sub = GD_clust (g)[c];
+          boxf cb = GD_bb (sub);
+          CowscopeSceneCluster cl = { 0 };
+          cl.pid = (guint32) strtoul (agnameof (sub) + strlen ("cluster_"), NULL, 10);
+          cl.x = cb.LL.x - bb.LL.x + margin;
+          cl.y = bb.UR.y - cb.UR.y + margin;
+          cl.width = cb.UR.x - cb.LL.x;
+          cl.height = cb.UR.y - cb.LL.y;
+          const char *name = cowscope_sharing_graph_get_process_label (graph, cl.pid);
+          cl.label = name ? g_strdup (name) : g_strdup_printf (_("Process %u"), cl.pid);
+          g_array_append_val (clusters, cl);
+        }
+    }
   for (Agnode_t *an = agfstnode (g); an != NULL; an = agnxtnode (g, an))
     {
       guint i = (guint) strtoul (agnameof (an) + 1, NULL, 10);
@@ -465,7 +553,11 @@ run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
   gvFreeLayout (layout_gvc, g);
   agclose (g);
   stats->layout_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
-  return cowscope_graph_scene_new_take (graph, nodes, edges, width, height, stats);
+  CowscopeGraphScene *scene = cowscope_graph_scene_new_take (graph, nodes, edges, width, height,
+                                                             stats);
+  if (clusters != NULL)
+    cowscope_graph_scene_set_clusters (scene, clusters);
+  return scene;
 }
 
 /* Aggregates @graph as the header describes, then lays it out. */
@@ -568,7 +660,7 @@ layout_run (CowscopeSharingGraph *graph, const CowscopeGraphLayoutOptions *optio
       gint a = unit_of[e->from], b = unit_of[e->to];
       if (a < 0 || b < 0 || a == b)
         continue;
-      gint64 key = ((gint64) a << 34) | ((gint64) b << 2) | e->kind;
+      gint64 key = ((gint64) a << 35) | ((gint64) b << 3) | e->kind;
       g_array_append_val (keys, key);
     }
   /* The hash keys point into `keys`, which no longer grows. */
@@ -578,8 +670,8 @@ layout_run (CowscopeSharingGraph *graph, const CowscopeGraphLayoutOptions *optio
       if (g_hash_table_contains (seen, key))
         continue;
       g_hash_table_add (seen, key);
-      guint triple[3] = { (guint) (*key >> 34), (guint) ((*key >> 2) & 0xffffffff),
-                          (guint) (*key & 3) };
+      guint triple[3] = { (guint) (*key >> 35), (guint) ((*key >> 3) & 0xffffffff),
+                          (guint) (*key & 7) };
       g_array_append_vals (uedges, triple, 3);
     }
 

@@ -15,18 +15,20 @@ typedef struct { double r, g, b; } Rgb;
 /* Fill, border and text of one state, light and dark (GNOME palette). */
 typedef struct { Rgb fill, border, text; } NodeColors;
 
-enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_FREED_SOON, N_STYLES };
+enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_LIMBO, STYLE_FREED_SOON, N_STYLES };
 
 static const NodeColors light_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0xf6f5f4), RGB (0x9a9996), RGB (0x241f31) },
   [STYLE_SHARED] = { RGB (0x99c1f1), RGB (0x1c71d8), RGB (0x241f31) },
   [STYLE_MATERIALIZED] = { RGB (0xffbe6f), RGB (0xc64600), RGB (0x241f31) },
+  [STYLE_LIMBO] = { RGB (0xf66151), RGB (0xa51d2d), RGB (0x241f31) },
   [STYLE_FREED_SOON] = { RGB (0xdc8add), RGB (0x813d9c), RGB (0x241f31) },
 };
 static const NodeColors dark_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0x3d3846), RGB (0x9a9996), RGB (0xffffff) },
   [STYLE_SHARED] = { RGB (0x1a5fb4), RGB (0x99c1f1), RGB (0xffffff) },
   [STYLE_MATERIALIZED] = { RGB (0xa34200), RGB (0xffbe6f), RGB (0xffffff) },
+  [STYLE_LIMBO] = { RGB (0xa51d2d), RGB (0xf66151), RGB (0xffffff) },
   [STYLE_FREED_SOON] = { RGB (0x613583), RGB (0xdc8add), RGB (0xffffff) },
 };
 
@@ -38,6 +40,9 @@ static const EdgeStyle edge_styles[COWSCOPE_N_EDGE_KINDS] = {
   [COWSCOPE_EDGE_LAZY_COPY_OF] = { RGB (0x1c71d8), RGB (0x62a0ea), 1.8, { 6, 4 }, 2 },
   [COWSCOPE_EDGE_MATERIALIZED_FROM] = { RGB (0xe66100), RGB (0xffa348), 1.8, { 2, 3 }, 2 },
   [COWSCOPE_EDGE_OWNS] = { RGB (0xc0bfbc), RGB (0x77767b), 1.0, { 0, 0 }, 0 },
+  /* Across processes: long dashes, labelled with the consumer's pid. */
+  [COWSCOPE_EDGE_RECEIVED_BY] = { RGB (0x2190a4), RGB (0x33c7de), 2.0, { 9, 4 }, 2 },
+  [COWSCOPE_EDGE_KEPT_ALIVE_BY] = { RGB (0xc01c28), RGB (0xf66151), 2.2, { 9, 4 }, 2 },
 };
 
 /* Which colour set a node uses. */
@@ -48,6 +53,7 @@ node_style (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return STYLE_SHARED;
     case COWSCOPE_NODE_STATE_MATERIALIZED: return STYLE_MATERIALIZED;
+    case COWSCOPE_NODE_STATE_LIMBO: return STYLE_LIMBO;
     default: return STYLE_OWNED;
     }
 }
@@ -86,6 +92,32 @@ shape_path (cairo_t *cr, guint kind, double x, double y, double w, double h)
         cairo_line_to (cr, x + w - k, y + h);
         cairo_line_to (cr, x + k, y + h);
         cairo_line_to (cr, x, y + h / 2);
+        cairo_close_path (cr);
+      }
+      break;
+    case COWSCOPE_NODE_IPC_BLOCK:
+      {
+        /* An octagon: a block that leaves its process. */
+        double k = MIN (h / 3, w / 4);
+        cairo_move_to (cr, x + k, y);
+        cairo_line_to (cr, x + w - k, y);
+        cairo_line_to (cr, x + w, y + k);
+        cairo_line_to (cr, x + w, y + h - k);
+        cairo_line_to (cr, x + w - k, y + h);
+        cairo_line_to (cr, x + k, y + h);
+        cairo_line_to (cr, x, y + h - k);
+        cairo_line_to (cr, x, y + k);
+        cairo_close_path (cr);
+      }
+      break;
+    case COWSCOPE_NODE_IPC_RECEIVED:
+      {
+        /* A parallelogram: bytes that came from elsewhere. */
+        double k = MIN (h / 3, w / 6);
+        cairo_move_to (cr, x + k, y);
+        cairo_line_to (cr, x + w, y);
+        cairo_line_to (cr, x + w - k, y + h);
+        cairo_line_to (cr, x, y + h);
         cairo_close_path (cr);
       }
       break;
@@ -166,11 +198,85 @@ draw_node (cairo_t *cr, PangoLayout *layout, const CowscopeSceneNode *n, gboolea
   if (!labels)
     return;
   cairo_set_source_rgb (cr, c->text.r, c->text.g, c->text.b);
-  double pad = n->kind == COWSCOPE_NODE_TENSOR || n->kind == COWSCOPE_NODE_CONTEXT ? h / 3 : 6;
+  double pad = n->kind == COWSCOPE_NODE_TENSOR || n->kind == COWSCOPE_NODE_CONTEXT
+                   || n->kind == COWSCOPE_NODE_IPC_BLOCK || n->kind == COWSCOPE_NODE_IPC_RECEIVED
+                 ? h / 3
+                 : 6;
   double ty = y + h / 2 - 14;
   draw_text (cr, layout, n->label, "Sans Bold 9", x + pad, ty, w - 2 * pad);
   cairo_set_source_rgba (cr, c->text.r, c->text.g, c->text.b, 0.8);
   draw_text (cr, layout, n->detail, "Sans 8", x + pad, ty + 14, w - 2 * pad);
+}
+
+/* A process: a faint box with its name in the top-left corner. */
+static void
+draw_cluster (cairo_t *cr, PangoLayout *layout, const CowscopeSceneCluster *c, gboolean labels,
+              gboolean dark)
+{
+  rounded_rect (cr, c->x, c->y, c->width, c->height, 8);
+  cairo_set_source_rgba (cr, dark ? 1 : 0, dark ? 1 : 0.1, dark ? 1 : 0.3, dark ? 0.05 : 0.035);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgba (cr, dark ? 1 : 0, dark ? 1 : 0, dark ? 1 : 0, 0.28);
+  cairo_set_line_width (cr, 1.2);
+  cairo_stroke (cr);
+  if (!labels)
+    return;
+  PangoFontDescription *desc = pango_font_description_from_string ("Sans Bold 9");
+  pango_layout_set_font_description (layout, desc);
+  pango_font_description_free (desc);
+  pango_layout_set_text (layout, c->label, -1);
+  pango_layout_set_width (layout, (int) (MAX (c->width - 16, 1) * PANGO_SCALE));
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+  pango_layout_set_alignment (layout, PANGO_ALIGN_LEFT);
+  cairo_set_source_rgba (cr, dark ? 1 : 0.14, dark ? 1 : 0.12, dark ? 1 : 0.19, 0.8);
+  cairo_move_to (cr, c->x + 8, c->y + 4);
+  pango_cairo_show_layout (cr, layout);
+}
+
+/* The point halfway along an edge's Bézier chain (its middle control
+ * point: close enough for a label). */
+static void
+edge_middle (const CowscopeSceneEdge *e, double *x, double *y)
+{
+  guint m = e->n_points / 2;
+  *x = e->points[2 * m];
+  *y = e->points[2 * m + 1];
+}
+
+/* "received by 1234" / "kept alive by 1234" on a pill at the edge's
+ * middle: the consumer at its head. */
+static void
+draw_edge_label (cairo_t *cr, PangoLayout *layout, CowscopeGraphScene *scene,
+                 const CowscopeSceneEdge *e, gboolean dark)
+{
+  if (e->n_points == 0)
+    return;
+  const CowscopeSceneNode *to = cowscope_graph_scene_get_node (scene, e->to);
+  g_autofree char *text = e->kind == COWSCOPE_EDGE_KEPT_ALIVE_BY
+                            /* Translators: an edge in the graph; %u is a process id */
+                            ? g_strdup_printf (_("kept alive by %u"), to->pid)
+                            /* Translators: an edge in the graph; %u is a process id */
+                            : g_strdup_printf (_("received by %u"), to->pid);
+  const EdgeStyle *s = &edge_styles[e->kind];
+  const Rgb *c = dark ? &s->dark : &s->light;
+  PangoFontDescription *desc = pango_font_description_from_string ("Sans 7.5");
+  pango_layout_set_font_description (layout, desc);
+  pango_font_description_free (desc);
+  pango_layout_set_width (layout, -1);
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_NONE);
+  pango_layout_set_text (layout, text, -1);
+  int tw, th;
+  pango_layout_get_pixel_size (layout, &tw, &th);
+  double mx, my;
+  edge_middle (e, &mx, &my);
+  rounded_rect (cr, mx - tw / 2.0 - 4, my - th / 2.0 - 1, tw + 8, th + 2, 4);
+  cairo_set_source_rgba (cr, dark ? 0.14 : 1, dark ? 0.14 : 1, dark ? 0.14 : 1, 0.9);
+  cairo_fill_preserve (cr);
+  cairo_set_source_rgb (cr, c->r, c->g, c->b);
+  cairo_set_line_width (cr, 1);
+  cairo_stroke (cr);
+  cairo_move_to (cr, mx - tw / 2.0, my - th / 2.0);
+  pango_cairo_show_layout (cr, layout);
 }
 
 /* Strokes one edge with its kind's style and an open arrow head. */
@@ -236,6 +342,12 @@ cowscope_graph_render_scene (CowscopeGraphScene *scene, cairo_t *cr,
   PangoLayout *layout = pango_cairo_create_layout (cr);
   gboolean labels = zoom >= 0.5;
 
+  for (guint i = 0; i < cowscope_graph_scene_get_n_clusters (scene); i++)
+    {
+      const CowscopeSceneCluster *c = cowscope_graph_scene_get_cluster (scene, i);
+      if (meets (clip, c->x, c->y, c->width, c->height))
+        draw_cluster (cr, layout, c, labels, dark);
+    }
   for (guint i = 0; i < cowscope_graph_scene_get_n_edges (scene); i++)
     {
       const CowscopeSceneEdge *e = cowscope_graph_scene_get_edge (scene, i);
@@ -244,6 +356,15 @@ cowscope_graph_render_scene (CowscopeGraphScene *scene, cairo_t *cr,
       if (meets (clip, x, y, w, h))
         draw_edge (cr, e, dark);
     }
+  if (labels)
+    for (guint i = 0; i < cowscope_graph_scene_get_n_edges (scene); i++)
+      {
+        const CowscopeSceneEdge *e = cowscope_graph_scene_get_edge (scene, i);
+        double x, y, w, h;
+        edge_bounds (e, &x, &y, &w, &h);
+        if (COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS (e->kind) && meets (clip, x, y, w, h))
+          draw_edge_label (cr, layout, scene, e, dark);
+      }
   for (guint i = 0; i < cowscope_graph_scene_get_n_nodes (scene); i++)
     {
       const CowscopeSceneNode *n = cowscope_graph_scene_get_node (scene, i);
@@ -291,18 +412,20 @@ void
 cowscope_graph_render_legend (cairo_t *cr, double x, double y, gboolean dark, double *width,
                               double *height)
 {
-  const double row = 20, swatch = 26, col = 150, pad = 10;
-  double w = 2 * pad + 2 * col, h = 2 * pad + 4 * row;
+  const double row = 20, swatch = 26, col = 170, pad = 10;
+  double w = 2 * pad + 2 * col, h = 2 * pad + MAX ((int) N_STYLES, (int) COWSCOPE_N_EDGE_KINDS) * row;
   if (width) *width = w;
   if (height) *height = h;
   if (cr == NULL)
     return;
 
   static const char *const state_names[N_STYLES] = {
-    N_("Owned"), N_("Shared (lazy copy)"), N_("Materialized (copied)"), N_("Freed soon"),
+    N_("Owned"), N_("Shared (lazy copy)"), N_("Materialized (copied)"),
+    N_("In limbo (IPC)"), N_("Freed soon"),
   };
   static const char *const edge_names[COWSCOPE_N_EDGE_KINDS] = {
     N_("View of"), N_("Lazy copy of"), N_("Materialized from"), N_("Owns bytes"),
+    N_("Received by (IPC)"), N_("Kept alive by (IPC)"),
   };
   const NodeColors *colors = dark ? dark_colors : light_colors;
   PangoLayout *layout = pango_cairo_create_layout (cr);
@@ -487,6 +610,13 @@ export_draw (Export *ex, cairo_t *cr, double scale, GCancellable *cancellable)
       cairo_rectangle_t band = { 0, sh * b / bands, sw, sh / bands };
       cairo_save (cr);
       CowscopeGraphScene *scene = ex->scene;
+      if (b == 0)
+        {
+          PangoLayout *cl = pango_cairo_create_layout (cr);
+          for (guint i = 0; i < cowscope_graph_scene_get_n_clusters (scene); i++)
+            draw_cluster (cr, cl, cowscope_graph_scene_get_cluster (scene, i), TRUE, FALSE);
+          g_object_unref (cl);
+        }
       for (guint i = 0; i < cowscope_graph_scene_get_n_edges (scene); i++)
         {
           const CowscopeSceneEdge *e = cowscope_graph_scene_get_edge (scene, i);
@@ -498,6 +628,12 @@ export_draw (Export *ex, cairo_t *cr, double scale, GCancellable *cancellable)
       report (ex, (b + 0.5) / (bands + 1));
     }
   PangoLayout *layout = pango_cairo_create_layout (cr);
+  for (guint i = 0; i < cowscope_graph_scene_get_n_edges (ex->scene); i++)
+    {
+      const CowscopeSceneEdge *e = cowscope_graph_scene_get_edge (ex->scene, i);
+      if (COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS (e->kind))
+        draw_edge_label (cr, layout, ex->scene, e, FALSE);
+    }
   for (guint i = 0; i < cowscope_graph_scene_get_n_nodes (ex->scene); i++)
     draw_node (cr, layout, cowscope_graph_scene_get_node (ex->scene, i), TRUE, FALSE);
   g_object_unref (layout);

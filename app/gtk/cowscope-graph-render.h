@@ -27,7 +27,7 @@ enum {
 
 /* The filled shapes an export adds besides the nodes (the background and
  * the legend's swatches); a group node fills 3 shapes, any other node 1. */
-#define COWSCOPE_GRAPH_LEGEND_N_FILLS 5
+#define COWSCOPE_GRAPH_LEGEND_N_FILLS 6
 #define COWSCOPE_GRAPH_EXPORT_EXTRA_FILLS (1 + COWSCOPE_GRAPH_LEGEND_N_FILLS)
 
 typedef enum {

@@ -7,6 +7,7 @@ struct _CowscopeGraphScene {
   GArray *nodes; /* CowscopeSceneNode */
   GArray *edges; /* CowscopeSceneEdge */
   GHashTable *by_object; /* "kind:pid:id" -> scene index + 1 */
+  GArray *clusters;      /* CowscopeSceneCluster, or NULL */
   double width, height;
   CowscopeSceneStats stats;
 };
@@ -41,6 +42,7 @@ cowscope_graph_scene_finalize (GObject *object)
   g_clear_pointer (&self->nodes, g_array_unref);
   g_clear_pointer (&self->edges, g_array_unref);
   g_clear_pointer (&self->by_object, g_hash_table_unref);
+  g_clear_pointer (&self->clusters, g_array_unref);
   G_OBJECT_CLASS (cowscope_graph_scene_parent_class)->finalize (object);
 }
 
@@ -178,4 +180,48 @@ cowscope_graph_scene_find_object (CowscopeGraphScene *self, CowscopeNodeKind kin
         return (gint) i;
     }
   return -1;
+}
+
+/* Frees what one cluster owns (GArray clear func). */
+static void
+clear_cluster (gpointer data)
+{
+  CowscopeSceneCluster *c = data;
+  g_clear_pointer (&c->label, g_free);
+}
+
+void
+cowscope_graph_scene_set_clusters (CowscopeGraphScene *self, GArray *clusters)
+{
+  g_return_if_fail (COWSCOPE_IS_GRAPH_SCENE (self));
+  g_clear_pointer (&self->clusters, g_array_unref);
+  self->clusters = clusters;
+  if (clusters != NULL)
+    g_array_set_clear_func (clusters, clear_cluster);
+}
+
+guint
+cowscope_graph_scene_get_n_clusters (CowscopeGraphScene *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_SCENE (self), 0);
+  return self->clusters != NULL ? self->clusters->len : 0;
+}
+
+const CowscopeSceneCluster *
+cowscope_graph_scene_get_cluster (CowscopeGraphScene *self, guint i)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_SCENE (self), NULL);
+  if (self->clusters == NULL || i >= self->clusters->len)
+    return NULL;
+  return &g_array_index (self->clusters, CowscopeSceneCluster, i);
+}
+
+guint
+cowscope_graph_scene_count_cross_process_edges (CowscopeGraphScene *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_SCENE (self), 0);
+  guint n = 0;
+  for (guint i = 0; i < self->edges->len; i++)
+    n += COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS (g_array_index (self->edges, CowscopeSceneEdge, i).kind);
+  return n;
 }

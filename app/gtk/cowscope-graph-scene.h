@@ -45,6 +45,14 @@ typedef struct {
   double arrow_x, arrow_y;    /* the arrow's tip when has_arrow */
 } CowscopeSceneEdge;
 
+/* A process drawn as a box around its nodes (graphs of several
+ * processes: one Graphviz cluster each). */
+typedef struct {
+  double x, y, width, height; /* scene units */
+  guint32 pid;
+  char *label;                /* "cowscope-demo (pid 1234)" */
+} CowscopeSceneCluster;
+
 /* What the layout did, for the status line and the benchmark. */
 typedef struct {
   guint n_graph_nodes, n_graph_edges; /* the model's graph */
@@ -63,6 +71,14 @@ G_DECLARE_FINAL_TYPE (CowscopeGraphScene, cowscope_graph_scene, COWSCOPE, GRAPH_
 CowscopeGraphScene *cowscope_graph_scene_new_take (CowscopeSharingGraph *graph, GArray *nodes,
                                                    GArray *edges, double width, double height,
                                                    const CowscopeSceneStats *stats);
+
+/* Takes @clusters (CowscopeSceneCluster, owning labels); drawn behind
+ * the nodes.  Layout thread, before the scene is handed out. */
+void cowscope_graph_scene_set_clusters (CowscopeGraphScene *self, GArray *clusters);
+guint cowscope_graph_scene_get_n_clusters (CowscopeGraphScene *self);
+const CowscopeSceneCluster *cowscope_graph_scene_get_cluster (CowscopeGraphScene *self, guint i);
+/* Edges that join two processes (CowscopeEdgeKind RECEIVED_BY, KEPT_ALIVE_BY). */
+guint cowscope_graph_scene_count_cross_process_edges (CowscopeGraphScene *self);
 
 /* The model graph the scene was made from (never NULL). */
 CowscopeSharingGraph *cowscope_graph_scene_get_graph (CowscopeGraphScene *self);

@@ -102,6 +102,8 @@ state_name (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return _("Shared through a CoW context");
     case COWSCOPE_NODE_STATE_MATERIALIZED: return _("Materialized: owns a copy");
+    case COWSCOPE_NODE_STATE_LIMBO:
+      return _("In the limbo: its producer dropped it, a consumer keeps it alive");
     default: return _("Owns its bytes");
     }
 }

@@ -492,7 +492,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
     default:
       {
         GListStore *store = g_list_store_new (G_TYPE_LIST_MODEL);
-        for (guint k = 0; k < COWSCOPE_N_NODE_KINDS && error == NULL; k++)
+        for (guint k = 0; k < COWSCOPE_N_OBJECT_KINDS && error == NULL; k++)
           {
             g_autoptr (CowscopeObjectList) list = cowscope_object_list_new (doc, k, &error);
             if (list != NULL)

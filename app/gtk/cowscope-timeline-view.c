@@ -29,6 +29,11 @@
 #define N_RANGE_ROWS 3
 #define CUDA_LANE_HEIGHT 28
 #define COUNTER_LANE_HEIGHT 40
+#define PROCESS_LANE_HEIGHT 64
+#define PROCESS_TICK_HEIGHT 10
+#define PROCESS_SPAN_Y 16
+#define PROCESS_SPAN_HEIGHT 5
+#define PROCESS_SPAN_STEP 6
 #define ZOOM_STEP 1.5
 #define PAN_STEP 0.15
 #define CLICK_SLOP 3.0
@@ -145,6 +150,8 @@ static const char *const kind_colors[COWSCOPE_N_ITEM_KINDS][2] = {
   [COWSCOPE_ITEM_CUDA_MEMSET] = { "#865e3c", "#cdab8f" },
   [COWSCOPE_ITEM_CUDA_KERNEL] = { "#613583", "#dc8add" },
   [COWSCOPE_ITEM_CUDA_OTHER] = { "rgba(0,0,0,0.35)", "rgba(255,255,255,0.35)" },
+  [COWSCOPE_ITEM_IPC_LIMBO] = { "#c01c28", "#f66151" },           /* red: only consumers keep it */
+  [COWSCOPE_ITEM_IPC_HELD] = { "#3584e4", "#99c1f1" },            /* blue: a consumer holds it */
 };
 
 static const char *const counter_colors[COWSCOPE_N_COUNTERS][2] = {
@@ -261,6 +268,8 @@ kind_name (guint kind)
     case COWSCOPE_ITEM_CUDA_MEMSET: return _("CUDA memset");
     case COWSCOPE_ITEM_CUDA_KERNEL: return _("CUDA kernel");
     case COWSCOPE_ITEM_CUDA_OTHER: return _("CUDA activity");
+    case COWSCOPE_ITEM_IPC_LIMBO: return _("Sent block in the limbo");
+    case COWSCOPE_ITEM_IPC_HELD: return _("Received block held");
     case COWSCOPE_ITEM_OTHER:
     case COWSCOPE_N_ITEM_KINDS:
     default: return _("Event");
@@ -394,25 +403,52 @@ rebuild_lanes (CowscopeTimelineView *self)
       GListModel *model = cowscope_session_document_get_lanes (doc);
       guint n = g_list_model_get_n_items (model);
       self->lanes = g_ptr_array_new_with_free_func (lane_free);
-      static const CowscopeLaneKind order[] = {
-        COWSCOPE_LANE_COUNTER, COWSCOPE_LANE_THREAD, COWSCOPE_LANE_CUDA_STREAM,
-      };
-      for (guint k = 0; k < G_N_ELEMENTS (order); k++)
-        for (guint i = 0; i < n; i++)
-          {
-            g_autoptr (CowscopeTimelineLane) tl = g_list_model_get_item (model, i);
-            if (cowscope_timeline_lane_get_kind (tl) != order[k])
-              continue;
-            Lane *lane = g_new0 (Lane, 1);
-            lane->lane = g_steal_pointer (&tl);
-            lane->kind = order[k];
-            lane->y = self->content_height;
-            lane->height = lane->kind == COWSCOPE_LANE_THREAD ? THREAD_LANE_HEIGHT
-                           : lane->kind == COWSCOPE_LANE_CUDA_STREAM ? CUDA_LANE_HEIGHT
-                                                                     : COUNTER_LANE_HEIGHT;
-            self->content_height += lane->height;
-            g_ptr_array_add (self->lanes, lane);
-          }
+      /* Counters; then each process lane heading its threads (sessions
+       * of several processes); the other threads; CUDA streams. */
+      GPtrArray *by_kind[COWSCOPE_LANE_PROCESS + 1] = { NULL };
+      for (guint k = 0; k <= COWSCOPE_LANE_PROCESS; k++)
+        by_kind[k] = g_ptr_array_new_with_free_func (g_object_unref);
+      for (guint i = 0; i < n; i++)
+        {
+          CowscopeTimelineLane *tl = g_list_model_get_item (model, i);
+          g_ptr_array_add (by_kind[MIN (cowscope_timeline_lane_get_kind (tl),
+                                        COWSCOPE_LANE_PROCESS)], tl);
+        }
+      g_autoptr (GPtrArray) ordered = g_ptr_array_new ();
+      g_ptr_array_extend (ordered, by_kind[COWSCOPE_LANE_COUNTER], NULL, NULL);
+      g_autoptr (GHashTable) headed = g_hash_table_new (g_direct_hash, g_direct_equal);
+      for (guint p = 0; p < by_kind[COWSCOPE_LANE_PROCESS]->len; p++)
+        {
+          CowscopeTimelineLane *pl = by_kind[COWSCOPE_LANE_PROCESS]->pdata[p];
+          guint32 pid = cowscope_timeline_lane_get_pid (pl);
+          g_ptr_array_add (ordered, pl);
+          g_hash_table_add (headed, GUINT_TO_POINTER (pid));
+          for (guint t = 0; t < by_kind[COWSCOPE_LANE_THREAD]->len; t++)
+            if (cowscope_timeline_lane_get_pid (by_kind[COWSCOPE_LANE_THREAD]->pdata[t]) == pid)
+              g_ptr_array_add (ordered, by_kind[COWSCOPE_LANE_THREAD]->pdata[t]);
+        }
+      for (guint t = 0; t < by_kind[COWSCOPE_LANE_THREAD]->len; t++)
+        {
+          CowscopeTimelineLane *tl = by_kind[COWSCOPE_LANE_THREAD]->pdata[t];
+          if (!g_hash_table_contains (headed, GUINT_TO_POINTER (cowscope_timeline_lane_get_pid (tl))))
+            g_ptr_array_add (ordered, tl);
+        }
+      g_ptr_array_extend (ordered, by_kind[COWSCOPE_LANE_CUDA_STREAM], NULL, NULL);
+      for (guint i = 0; i < ordered->len; i++)
+        {
+          Lane *lane = g_new0 (Lane, 1);
+          lane->lane = g_object_ref (ordered->pdata[i]);
+          lane->kind = cowscope_timeline_lane_get_kind (lane->lane);
+          lane->y = self->content_height;
+          lane->height = lane->kind == COWSCOPE_LANE_THREAD ? THREAD_LANE_HEIGHT
+                         : lane->kind == COWSCOPE_LANE_CUDA_STREAM ? CUDA_LANE_HEIGHT
+                         : lane->kind == COWSCOPE_LANE_PROCESS ? PROCESS_LANE_HEIGHT
+                                                               : COUNTER_LANE_HEIGHT;
+          self->content_height += lane->height;
+          g_ptr_array_add (self->lanes, lane);
+        }
+      for (guint k = 0; k <= COWSCOPE_LANE_PROCESS; k++)
+        g_ptr_array_unref (by_kind[k]);
     }
   update_adjustment (self);
   gtk_widget_queue_resize (GTK_WIDGET (self));
@@ -625,6 +661,59 @@ draw_event_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow 
     }
 }
 
+/* Draws a process lane from @win: its IPC events as ticks on top, limbo
+ * spans (red) and held-block spans (blue) packed into thin rows below,
+ * so overlapping blocks stay visible. */
+static void
+draw_process_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow *win,
+                   GtkSnapshot *snapshot, GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
+{
+  gint64 t0 = cowscope_timeline_window_get_start (win);
+  gint64 t1 = cowscope_timeline_window_get_end (win);
+  int width = (int) cowscope_timeline_window_get_width (win);
+  double nspp = (double) (t1 - t0) / width;
+  guint n_items, n_spans;
+  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n_items);
+  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (win, &n_spans);
+  GdkRGBA tint = fg (self, 0.04f);
+  rect (snapshot, &tint, 0, 0, width, lane->height - 1);
+  Run run = { .snapshot = snapshot };
+  for (guint i = 0; i < n_items; i++)
+    {
+      guint kind = items[i].kind < COWSCOPE_N_ITEM_KINDS ? items[i].kind : COWSCOPE_ITEM_OTHER;
+      int half = items[i].count == 1 ? 1 : 0;
+      run_add (&run, &colors[kind], items[i].pixel - half, items[i].pixel + 1 + half,
+               EVENT_ROW_Y, PROCESS_TICK_HEIGHT);
+    }
+  run_flush (&run);
+
+  guint n_rows = MAX ((lane->height - PROCESS_SPAN_Y - 2) / PROCESS_SPAN_STEP, 1);
+  g_autofree float *row_end = g_new (float, n_rows);
+  for (guint r = 0; r < n_rows; r++)
+    row_end[r] = -G_MAXFLOAT;
+  g_autoptr (GPtrArray) sorted = g_ptr_array_sized_new (n_spans);
+  for (guint i = 0; i < n_spans; i++)
+    g_ptr_array_add (sorted, (gpointer) &spans[i]);
+  g_ptr_array_sort (sorted, compare_spans);
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      const CowscopeTimelineItem *s = sorted->pdata[i];
+      guint kind = s->kind < COWSCOPE_N_ITEM_KINDS ? s->kind : COWSCOPE_ITEM_OTHER;
+      float x, w;
+      span_px (s, t0, nspp, width, &x, &w);
+      guint row = n_rows - 1;
+      for (guint r = 0; r < n_rows; r++)
+        if (row_end[r] <= x)
+          {
+            row = r;
+            break;
+          }
+      row_end[row] = MAX (row_end[row], x + w + 1);
+      GdkRGBA c = with_alpha (&colors[kind], 0.85f);
+      rect (snapshot, &c, x, PROCESS_SPAN_Y + row * PROCESS_SPAN_STEP, w, PROCESS_SPAN_HEIGHT);
+    }
+}
+
 /* Draws a counter lane from @win: the per-pixel maximum as a step area,
  * the value at each pixel's end as a line, the scale in a corner. */
 static void
@@ -730,6 +819,8 @@ ensure_lane_node (CowscopeTimelineView *self, Lane *lane, GdkRGBA colors[COWSCOP
   GtkSnapshot *snapshot = gtk_snapshot_new ();
   if (lane->kind == COWSCOPE_LANE_COUNTER)
     draw_counter_lane (self, lane, lane->window, snapshot);
+  else if (lane->kind == COWSCOPE_LANE_PROCESS)
+    draw_process_lane (self, lane, lane->window, snapshot, colors);
   else
     draw_event_lane (self, lane, lane->window, snapshot, colors);
   lane->node = gtk_snapshot_free_to_node (snapshot);
@@ -748,12 +839,21 @@ ensure_title_node (CowscopeTimelineView *self, Lane *lane)
   pango_layout_set_width (self->layout, (GUTTER_WIDTH - 16) * PANGO_SCALE);
   pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_END);
   pango_layout_set_text (self->layout, cowscope_timeline_lane_get_title (lane->lane), -1);
+  if (lane->kind == COWSCOPE_LANE_PROCESS)
+    {
+      /* A process heads the thread lanes below it: bold. */
+      PangoAttrList *attrs = pango_attr_list_new ();
+      pango_attr_list_insert (attrs, pango_attr_weight_new (PANGO_WEIGHT_BOLD));
+      pango_layout_set_attributes (self->layout, attrs);
+      pango_attr_list_unref (attrs);
+    }
   int lh;
   pango_layout_get_pixel_size (self->layout, NULL, &lh);
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, 3));
   gtk_snapshot_append_layout (snapshot, self->layout, &text);
   gtk_snapshot_restore (snapshot);
+  pango_layout_set_attributes (self->layout, NULL);
   g_autofree char *sub = NULL;
   if (lane->kind == COWSCOPE_LANE_THREAD)
     {
@@ -765,6 +865,15 @@ ensure_title_node (CowscopeTimelineView *self, Lane *lane)
     }
   else if (lane->kind == COWSCOPE_LANE_CUDA_STREAM)
     sub = NULL; /* the title says stream and device; the lane is short */
+  else if (lane->kind == COWSCOPE_LANE_PROCESS)
+    {
+      guint64 n = cowscope_timeline_lane_get_n_events (lane->lane);
+      g_autofree char *count = format_number (n);
+      sub = g_strdup_printf (ngettext ("Process %u · %s IPC event",
+                                       "Process %u · %s IPC events",
+                                       (unsigned long) MIN (n, 1000000)),
+                             cowscope_timeline_lane_get_pid (lane->lane), count);
+    }
   else
     sub = g_strdup (_("Counter"));
   if (sub != NULL && lane->height >= 2 * lh + 4)
@@ -1014,6 +1123,8 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   GdkRGBA stripe = fg (self, 0.03f), sep = fg (self, 0.08f);
   GdkRGBA gutter = self->dark ? (GdkRGBA) { 0.16f, 0.16f, 0.18f, 1 }
                               : (GdkRGBA) { 0.98f, 0.98f, 0.98f, 1 };
+  GdkRGBA header = self->dark ? (GdkRGBA) { 0.22f, 0.22f, 0.25f, 1 }
+                              : (GdkRGBA) { 0.92f, 0.92f, 0.93f, 1 };
   gint64 selected = cowscope_view_state_get_selected_seq (self->state);
   GdkRGBA sel_color = fg (self, 0.95f);
   GdkRGBA hl_color;
@@ -1030,7 +1141,8 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
         continue;
       if (i % 2 == 1)
         rect (snapshot, &stripe, 0, lane->y, w, lane->height);
-      rect (snapshot, &gutter, 0, lane->y, GUTTER_WIDTH, lane->height);
+      rect (snapshot, lane->kind == COWSCOPE_LANE_PROCESS ? &header : &gutter, 0, lane->y,
+            GUTTER_WIDTH, lane->height);
       rect (snapshot, &sep, 0, lane->y + lane->height - 1, w, 1);
       ensure_lane_node (self, lane, colors);
       ensure_title_node (self, lane);
@@ -1343,7 +1455,14 @@ cowscope_timeline_view_click (CowscopeTimelineView *self, double x, double y)
           cowscope_view_state_set_cursor (self->state, t);
           return;
         }
-      if (it->count == 1 && lane->kind == COWSCOPE_LANE_THREAD)
+      if (lane->kind == COWSCOPE_LANE_PROCESS && hit.is_span)
+        {
+          /* A limbo or held span: show the graph inside it. */
+          cowscope_view_state_set_cursor (self->state, CLAMP (t, it->start_ns, it->end_ns));
+          return;
+        }
+      if (it->count == 1
+          && (lane->kind == COWSCOPE_LANE_THREAD || lane->kind == COWSCOPE_LANE_PROCESS))
         {
           cowscope_view_state_set_selected_seq (self->state, it->id);
           cowscope_view_state_set_cursor (self->state, it->end_ns);

@@ -44,7 +44,9 @@ CowscopeViewState *cowscope_timeline_view_get_view_state (CowscopeTimelineView *
 void cowscope_timeline_view_set_view_state (CowscopeTimelineView *self,
                                             CowscopeViewState *state);
 
-/* The lanes shown, top to bottom (counters, threads, CUDA streams). */
+/* The lanes shown, top to bottom: counters; in sessions of several
+ * processes each process lane followed by its threads; other threads;
+ * CUDA streams. */
 guint cowscope_timeline_view_get_n_lanes (CowscopeTimelineView *self);
 CowscopeTimelineLane *cowscope_timeline_view_get_lane (CowscopeTimelineView *self, guint i);
 /* Where lane @i is, in widget coordinates (it may be scrolled out). */

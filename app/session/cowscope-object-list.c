@@ -21,7 +21,7 @@ static void list_model_iface_init (GListModelInterface *iface);
 G_DEFINE_FINAL_TYPE_WITH_CODE (CowscopeObjectList, cowscope_object_list, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (G_TYPE_LIST_MODEL, list_model_iface_init))
 
-static const char *const tables[COWSCOPE_N_NODE_KINDS] = {
+static const char *const tables[COWSCOPE_N_OBJECT_KINDS] = {
   "allocations", "contexts", "storages", "tensors",
 };
 
@@ -45,7 +45,7 @@ get_item (GListModel *model, guint position)
   CowscopeObjectList *self = COWSCOPE_OBJECT_LIST (model);
   if (position >= self->keys->len)
     return NULL;
-  static const char *const sql[COWSCOPE_N_NODE_KINDS] = {
+  static const char *const sql[COWSCOPE_N_OBJECT_KINDS] = {
     "SELECT nbytes, new_ts, free_ts, NULL, op FROM allocations WHERE pid = ?1 AND id = ?2",
     "SELECT NULL, new_ts, free_ts, NULL, NULL FROM contexts WHERE pid = ?1 AND id = ?2",
     "SELECT nbytes, new_ts, free_ts, NULL, op FROM storages WHERE pid = ?1 AND id = ?2",
@@ -114,7 +114,7 @@ cowscope_object_list_new (CowscopeSessionDocument *document, CowscopeNodeKind ki
                           GError **error)
 {
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
-  g_return_val_if_fail (kind < COWSCOPE_N_NODE_KINDS, NULL);
+  g_return_val_if_fail (kind < COWSCOPE_N_OBJECT_KINDS, NULL);
   const char *path = cowscope_session_document_get_path (document);
   sqlite3 *db = cowscope_session_document_acquire_db (document, error);
   if (db == NULL)

@@ -4,6 +4,7 @@
 #include <glib/gi18n-lib.h>
 #include <string.h>
 
+#include "cowscope-ipc-private.h"
 #include "cowscope-lane-index.h"
 #include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
@@ -931,6 +932,8 @@ lanes_done:
         g_list_store_append (self->lanes, self->counters[i]);
       }
   }
+  if (!cowscope_ipc_lanes_load (self, db, path, max_ts, self->lanes, error))
+    goto out;
   progress_report (progress, 1.0);
   ok = TRUE;
 

@@ -29,6 +29,8 @@ typedef enum {
   COWSCOPE_ITEM_CUDA_MEMSET,
   COWSCOPE_ITEM_CUDA_KERNEL,
   COWSCOPE_ITEM_CUDA_OTHER,
+  COWSCOPE_ITEM_IPC_LIMBO,         /* span: a sent block in its producer's limbo */
+  COWSCOPE_ITEM_IPC_HELD,          /* span: a consumer holds a received block */
   COWSCOPE_N_ITEM_KINDS
 } CowscopeItemKind;
 
@@ -36,6 +38,8 @@ typedef enum {
   COWSCOPE_LANE_THREAD,       /* one per (pid, tid) */
   COWSCOPE_LANE_CUDA_STREAM,  /* one per (pid, device, stream) */
   COWSCOPE_LANE_COUNTER,      /* bytes allocated, bytes shared, live storages */
+  COWSCOPE_LANE_PROCESS,      /* one per process in multi-process sessions: its
+                               * IPC events, limbo and held-block spans */
 } CowscopeLaneKind;
 
 typedef enum {
@@ -69,6 +73,10 @@ enum {
   COWSCOPE_EV_RANGE_END = 18,
   COWSCOPE_EV_MARK = 19,
   COWSCOPE_EV_IPC_SEND = 20,
+  COWSCOPE_EV_IPC_RECEIVE = 21,
+  COWSCOPE_EV_IPC_RELEASE = 22,
+  COWSCOPE_EV_IPC_LIMBO_ENTER = 23,
+  COWSCOPE_EV_IPC_LIMBO_FREE = 24,
   COWSCOPE_EV_IPC_COLLECT = 25,
 };
 

@@ -12,6 +12,19 @@ CowscopeSharingGraph *cowscope_sharing_graph_new_take (GArray *nodes, GArray *ed
                                                        gint64 time, gint64 checkpoint_seq,
                                                        guint64 n_replayed);
 
+/* Appends @nodes (sorted by pid, then id, of kinds after every node
+ * already there) and @edges (node indices of the whole graph). */
+void cowscope_sharing_graph_append (CowscopeSharingGraph *self, const CowscopeGraphNode *nodes,
+                                    guint n_nodes, const CowscopeGraphEdge *edges,
+                                    guint n_edges);
+/* Names process @pid (copied). */
+void cowscope_sharing_graph_set_process_label (CowscopeSharingGraph *self, guint32 pid,
+                                               const char *label);
+
+/* Adds the IPC nodes and edges at the graph's seq (cowscope-ipc-graph.c). */
+gboolean cowscope_ipc_graph_augment (CowscopeSessionDocument *document,
+                                     CowscopeSharingGraph *graph, GError **error);
+
 /* The reconstruction itself (cowscope-graph-builder.c). */
 CowscopeSharingGraph *cowscope_graph_builder_run (CowscopeSessionDocument *document,
                                                   gint64 seq, gint64 freed_soon_ns,

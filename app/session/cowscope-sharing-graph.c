@@ -9,6 +9,7 @@ struct _CowscopeSharingGraph {
   gint64 seq, time, checkpoint_seq;
   guint64 n_replayed;
   guint counts[COWSCOPE_N_NODE_KINDS];
+  GHashTable *process_labels; /* pid -> label; NULL until one is set */
 };
 
 enum {
@@ -31,6 +32,7 @@ cowscope_sharing_graph_finalize (GObject *object)
   g_clear_pointer (&self->nodes, g_array_unref);
   g_clear_pointer (&self->edges, g_array_unref);
   g_clear_pointer (&self->labels, g_string_chunk_free);
+  g_clear_pointer (&self->process_labels, g_hash_table_unref);
   G_OBJECT_CLASS (cowscope_sharing_graph_parent_class)->finalize (object);
 }
 
@@ -110,7 +112,11 @@ cowscope_sharing_graph_build (CowscopeSessionDocument *document, gint64 seq,
                               gint64 freed_soon_ns, GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
-  return cowscope_graph_builder_run (document, seq, freed_soon_ns, cancellable, error);
+  CowscopeSharingGraph *graph =
+    cowscope_graph_builder_run (document, seq, freed_soon_ns, cancellable, error);
+  if (graph != NULL && !cowscope_ipc_graph_augment (document, graph, error))
+    g_clear_object (&graph);
+  return graph;
 }
 
 typedef struct {
@@ -129,6 +135,8 @@ build_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   if (error == NULL)
     graph = cowscope_graph_builder_run (document, seq, request->freed_soon_ns, cancellable,
                                         &error);
+  if (graph != NULL && !cowscope_ipc_graph_augment (document, graph, &error))
+    g_clear_object (&graph);
   if (graph == NULL)
     g_task_return_error (task, error);
   else
@@ -261,4 +269,47 @@ cowscope_sharing_graph_lookup (CowscopeSharingGraph *self, CowscopeNodeKind kind
         hi = mid;
     }
   return -1;
+}
+
+/* Appends after the existing nodes: the caller keeps the sort order. */
+void
+cowscope_sharing_graph_append (CowscopeSharingGraph *self, const CowscopeGraphNode *nodes,
+                               guint n_nodes, const CowscopeGraphEdge *edges, guint n_edges)
+{
+  g_return_if_fail (COWSCOPE_IS_SHARING_GRAPH (self));
+  g_array_append_vals (self->nodes, nodes, n_nodes);
+  g_array_append_vals (self->edges, edges, n_edges);
+  for (guint i = 0; i < n_nodes; i++)
+    if (nodes[i].kind < COWSCOPE_N_NODE_KINDS)
+      self->counts[nodes[i].kind]++;
+}
+
+void
+cowscope_sharing_graph_set_process_label (CowscopeSharingGraph *self, guint32 pid,
+                                          const char *label)
+{
+  g_return_if_fail (COWSCOPE_IS_SHARING_GRAPH (self));
+  if (self->process_labels == NULL)
+    self->process_labels = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  g_hash_table_replace (self->process_labels, GUINT_TO_POINTER (pid), g_strdup (label));
+}
+
+/* Nodes are sorted by kind first, so pids repeat per kind: a set. */
+guint
+cowscope_sharing_graph_get_n_processes (CowscopeSharingGraph *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SHARING_GRAPH (self), 0);
+  g_autoptr (GHashTable) pids = g_hash_table_new (g_direct_hash, g_direct_equal);
+  for (guint i = 0; i < self->nodes->len; i++)
+    g_hash_table_add (pids, GUINT_TO_POINTER (g_array_index (self->nodes, CowscopeGraphNode, i).pid));
+  return g_hash_table_size (pids);
+}
+
+const char *
+cowscope_sharing_graph_get_process_label (CowscopeSharingGraph *self, guint32 pid)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SHARING_GRAPH (self), NULL);
+  if (self->process_labels == NULL)
+    return NULL;
+  return g_hash_table_lookup (self->process_labels, GUINT_TO_POINTER (pid));
 }

@@ -11,7 +11,17 @@
  *   MATERIALIZED_FROM storage -> the context it left by materializing
  *                     (while that context lives), and -> its source storage;
  *   OWNS              context -> allocation, storage -> allocation (when
- *                     the storage owns its bytes).
+ *                     the storage owns its bytes); an IPC block -> the
+ *                     producer's allocation, a received-data record -> the
+ *                     consumer's allocation over the mapping;
+ *   RECEIVED_BY       IPC block -> a consumer's received-data record (another
+ *                     process) while that consumer's slot counts;
+ *   KEPT_ALIVE_BY     the same while the block is in the producer's limbo
+ *                     (only consumers keep it alive).
+ * Sessions with IPC events also get IPC_BLOCK nodes (a block a producer
+ * sent, in the producer; state LIMBO while in the limbo) and IPC_RECEIVED
+ * nodes (a consumer's received-data record), from the session's ipc_refs
+ * table (cowscope-ipc-graph.c); a session without that table has none.
  * It is rebuilt from the nearest checkpoint at or before S plus the events
  * after it, never by replaying from the start.  Nodes and edges are plain
  * structs: a graph of 100,000 objects is a few arrays.
@@ -29,13 +39,19 @@ typedef enum {
   COWSCOPE_NODE_CONTEXT,
   COWSCOPE_NODE_STORAGE,
   COWSCOPE_NODE_TENSOR,
+  COWSCOPE_NODE_IPC_BLOCK,     /* a block its producer sent: id = allocation id */
+  COWSCOPE_NODE_IPC_RECEIVED,  /* a consumer's received-data record: id = receive seq */
   COWSCOPE_N_NODE_KINDS
 } CowscopeNodeKind;
+
+/* The kinds with an object table (allocations ... tensors). */
+#define COWSCOPE_N_OBJECT_KINDS (COWSCOPE_NODE_TENSOR + 1)
 
 typedef enum {
   COWSCOPE_NODE_STATE_OWNED,        /* owns its bytes, never shared */
   COWSCOPE_NODE_STATE_SHARED,       /* shares bytes through a CoW context */
   COWSCOPE_NODE_STATE_MATERIALIZED, /* was a lazy copy, now owns its bytes */
+  COWSCOPE_NODE_STATE_LIMBO,        /* IPC block its producer dropped; consumers keep it */
 } CowscopeNodeState;
 
 typedef enum {
@@ -43,6 +59,8 @@ typedef enum {
   COWSCOPE_EDGE_LAZY_COPY_OF,
   COWSCOPE_EDGE_MATERIALIZED_FROM,
   COWSCOPE_EDGE_OWNS,
+  COWSCOPE_EDGE_RECEIVED_BY,   /* crosses processes */
+  COWSCOPE_EDGE_KEPT_ALIVE_BY, /* crosses processes; the block is in the limbo */
   COWSCOPE_N_EDGE_KINDS
 } CowscopeEdgeKind;
 
@@ -66,6 +84,7 @@ typedef struct {
   guint32 refcount;      /* contexts: storages sharing it now */
   gint64 device;         /* allocations */
   const char *label;     /* tensor name (or NULL), owned by the graph */
+  guint32 peer_pid;      /* IPC_RECEIVED: the producer */
 } CowscopeGraphNode;
 
 typedef struct {
@@ -112,6 +131,15 @@ const CowscopeGraphEdge *cowscope_sharing_graph_get_edge (CowscopeSharingGraph *
                                                           guint index);
 /* Node counts per kind. */
 guint cowscope_sharing_graph_count_nodes (CowscopeSharingGraph *self, CowscopeNodeKind kind);
+
+/* Whether edges of @kind join two processes. */
+#define COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS(kind) \
+  ((kind) == COWSCOPE_EDGE_RECEIVED_BY || (kind) == COWSCOPE_EDGE_KEPT_ALIVE_BY)
+
+/* Distinct processes among the nodes, and a person-readable name of one
+ * ("cowscope-demo (pid 1234)"), or NULL when the session does not know it. */
+guint cowscope_sharing_graph_get_n_processes (CowscopeSharingGraph *self);
+const char *cowscope_sharing_graph_get_process_label (CowscopeSharingGraph *self, guint32 pid);
 
 /* The index of node (@kind, @pid, @id), or -1. */
 gint cowscope_sharing_graph_lookup (CowscopeSharingGraph *self, CowscopeNodeKind kind,

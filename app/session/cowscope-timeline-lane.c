@@ -71,7 +71,7 @@ cowscope_timeline_lane_class_init (CowscopeTimelineLaneClass *klass)
   object_class->finalize = cowscope_timeline_lane_finalize;
   object_class->get_property = cowscope_timeline_lane_get_property;
 
-  properties[PROP_KIND] = g_param_spec_int ("kind", NULL, NULL, 0, COWSCOPE_LANE_COUNTER, 0,
+  properties[PROP_KIND] = g_param_spec_int ("kind", NULL, NULL, 0, COWSCOPE_LANE_PROCESS, 0,
                                             G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_TITLE] = g_param_spec_string ("title", NULL, NULL, NULL,
                                                 G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);

@@ -9,6 +9,7 @@
 #include "cowscope-protocol.h"
 #include "cowscope-recorder-error.h"
 #include "cowscope-session-index.h"
+#include "cowscope-session-ipc.h"
 #include "cowscope-session-writer.h"
 #include "cowscope-symbolizer.h"
 
@@ -403,6 +404,7 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, index_sql, error) || !step_done ("event indexes")
       || !exec (db, path, derive_sql, error) || !step_done ("derived tables")
       || !exec (db, path, derived_index_sql, error) || !step_done ("derived indexes")
+      || !cowscope_session_derive_ipc (db, path, error) || !step_done ("ipc tables")
       || !symbolize_frames (db, path, error) || !step_done ("symbols")
       || !cowscope_session_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")

@@ -10,6 +10,8 @@
 #include "test-support.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -554,6 +556,116 @@ test_ipc_cuda_without_device (void)
 }
 
 /* Handles and descriptors over a socket: the helpers themselves. */
+/* Shutdown with a block a consumer still holds: one warning, an
+ * IPC_COLLECT with the shutdown trigger, and the count it returns. */
+static void
+test_ipc_shutdown_reports_held_blocks (void)
+{
+  TestRecorder *rec = test_recorder_new ();
+  test_recorder_start (rec);
+  Consumer c = consumer_start ();
+  CowTensor *t = shareable_tensor (64);
+  CowIpcHandle h;
+  int fd;
+  send_tensor (t, &h, &fd);
+  consumer_receive (&c, 0, &h, fd);
+  cow_tensor_unref (t);
+  g_assert_cmpuint (cow_ipc_limbo_size (), ==, 1);
+  g_assert_cmpuint (cow_ipc_shutdown (), ==, 1);
+  guint n = test_recorder_count (rec, COW_EVENT_IPC_COLLECT);
+  const CowTraceEvent *last = test_recorder_find (rec, COW_EVENT_IPC_COLLECT, n - 1);
+  g_assert_cmpuint (last->aux, ==, COW_IPC_COLLECT_SHUTDOWN);
+  g_assert_cmpuint (last->ipc.count, ==, 1);
+  /* The consumer still reads valid bytes; once it releases, nothing is held. */
+  consumer_release (&c, 0);
+  g_assert_cmpuint (cow_ipc_shutdown (), ==, 0);
+  g_assert_cmpuint (cow_ipc_limbo_size (), ==, 0);
+  g_assert_cmpuint (cow_ipc_shareable_live_bytes (), ==, 0);
+  consumer_stop (&c);
+  test_recorder_free (rec);
+}
+
+/* A process's first counter file removes the files of producers that
+ * died (and only those): a fresh process (fork) sends once. */
+static void
+test_ipc_stale_files_removed_at_first_file (void)
+{
+  pid_t dead = fork ();
+  g_assert_cmpint (dead, >=, 0);
+  if (dead == 0)
+    _exit (0);
+  g_assert_cmpint (waitpid (dead, NULL, 0), ==, dead);
+  g_autofree char *stale = g_strdup_printf ("/cowtensor-ipc-%ld-0", (long) dead);
+  g_autofree char *alive = g_strdup_printf ("/cowtensor-ipc-%ld-999999", (long) getpid ());
+  int fd = shm_open (stale, O_RDWR | O_CREAT | O_EXCL, 0600);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+  fd = shm_open (alive, O_RDWR | O_CREAT | O_EXCL, 0600);
+  g_assert_cmpint (fd, >=, 0);
+  close (fd);
+
+  pid_t child = fork ();
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      /* A new process: no counter file yet. */
+      CowTensor *t = shareable_tensor (16);
+      CowIpcHandle h;
+      int sfd;
+      CowError error = { 0 };
+      if (cow_ipc_send (t, &h, &sfd, &error) != COW_OK)
+        _exit (2);
+      int gone = shm_open (stale, O_RDONLY, 0) < 0 && errno == ENOENT;
+      int kept = shm_open (alive, O_RDONLY, 0) >= 0;
+      /* Our own slot back, then our file goes (by hand: _exit skips
+       * the exit handler, and exit would run LeakSanitizer over the
+       * parent's state this child inherited). */
+      CowTensor *r = cow_ipc_receive (&h, dup (sfd), &error);
+      cow_tensor_unref (r);
+      cow_tensor_unref (t);
+      shm_unlink (h.counter_file);
+      _exit (gone && kept ? 0 : 1);
+    }
+  int status = 0;
+  g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+  shm_unlink (stale);
+  g_assert_cmpint (shm_unlink (alive), ==, 0); /* a live producer's file is kept */
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+}
+
+/* A child forked after a receive inherits the received-data record but
+ * not the slot: its release unmaps without decrementing the parent's. */
+static void
+test_ipc_fork_does_not_double_release (void)
+{
+  CowTensor *t = shareable_tensor (32);
+  CowIpcHandle h;
+  int fd;
+  send_tensor (t, &h, &fd);
+  CowError error = { 0 };
+  CowTensor *r = cow_ipc_receive (&h, dup (fd), &error);
+  test_assert_cow_ok (&error);
+  g_assert_cmpint (cow_ipc_handle_count (&h), ==, 1);
+  pid_t child = fork ();
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      cow_tensor_unref (r);
+      _exit (0);
+    }
+  int status = 0;
+  g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  g_assert_cmpint (cow_ipc_handle_count (&h), ==, 1); /* still ours */
+  g_assert_cmpfloat (((const float *) cow_tensor_const_data (r))[0], ==, 1.0f);
+  cow_tensor_unref (r);
+  g_assert_cmpint (cow_ipc_handle_count (&h), ==, 0);
+  cow_tensor_unref (t);
+  g_assert_cmpuint (cow_ipc_limbo_size (), ==, 0);
+  g_assert_cmpuint (cow_ipc_shareable_live_bytes (), ==, 0);
+}
+
 static void
 test_ipc_fd_passing (void)
 {
@@ -618,5 +730,9 @@ main (int argc, char **argv)
   g_test_add_func ("/ipc/trace-events", test_ipc_trace_events);
   g_test_add_func ("/ipc/cuda-without-device", test_ipc_cuda_without_device);
   g_test_add_func ("/ipc/fd-passing", test_ipc_fd_passing);
+  g_test_add_func ("/ipc/shutdown-reports-held-blocks", test_ipc_shutdown_reports_held_blocks);
+  g_test_add_func ("/ipc/stale-files-removed-at-first-file",
+                   test_ipc_stale_files_removed_at_first_file);
+  g_test_add_func ("/ipc/fork-does-not-double-release", test_ipc_fork_does_not_double_release);
   return g_test_run ();
 }

@@ -449,7 +449,9 @@ export_and_check (Fixture *f, CowscopeGraphExportFormat format, const char *name
       g_autoptr (GError) error = NULL;
       g_assert_true (g_markup_parse_context_parse (ctx, text, (gssize) len, &error));
       g_assert_true (g_markup_parse_context_end_parse (ctx, &error));
-      guint expected = COWSCOPE_GRAPH_EXPORT_EXTRA_FILLS;
+      /* Process boxes and cross-process edge labels are filled too. */
+      guint expected = COWSCOPE_GRAPH_EXPORT_EXTRA_FILLS + cowscope_graph_scene_get_n_clusters (scene)
+                       + cowscope_graph_scene_count_cross_process_edges (scene);
       for (guint i = 0; i < cowscope_graph_scene_get_n_nodes (scene); i++)
         expected += cowscope_graph_scene_get_node (scene, i)->type == COWSCOPE_SCENE_NODE_GROUP ? 3 : 1;
       g_assert_cmpuint (count.filled, ==, expected);

@@ -106,7 +106,7 @@ test_open (void)
 static void
 test_lanes (void)
 {
-  guint threads = 0, cuda = 0, counters = 0;
+  guint threads = 0, cuda = 0, counters = 0, processes = 0;
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   guint n = cowscope_timeline_view_get_n_lanes (view ());
   for (guint i = 0; i < n; i++)
@@ -124,6 +124,7 @@ test_lanes (void)
       threads += kind == COWSCOPE_LANE_THREAD;
       cuda += kind == COWSCOPE_LANE_CUDA_STREAM;
       counters += kind == COWSCOPE_LANE_COUNTER;
+      processes += kind == COWSCOPE_LANE_PROCESS;
       int y, h;
       cowscope_timeline_view_get_lane_area (view (), i, &y, &h);
       g_assert_cmpint (h, >, 0);
@@ -135,7 +136,9 @@ test_lanes (void)
   g_assert_cmpuint (cuda, ==, info.n_cuda_lanes);
   g_assert_cmpuint (cuda, >, 0);
   g_assert_cmpuint (counters, ==, 3);
-  g_assert_cmpuint (n, ==, threads + cuda + counters);
+  /* Several processes: one process lane each, heading its threads. */
+  g_assert_cmpuint (processes, ==, sql_int ("SELECT count(*) FROM processes"));
+  g_assert_cmpuint (n, ==, threads + cuda + counters + processes);
 }
 
 /* Zoom and pan actions change the visible window as expected; zooming
