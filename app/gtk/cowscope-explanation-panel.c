@@ -1,9 +1,9 @@
 /* cowscope-explanation-panel.c — see cowscope-explanation-panel.h. */
 #include "cowscope-config.h"
 
-#include <inttypes.h>
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <inttypes.h>
 
 #include "cowscope-explanation-panel.h"
 #include "cowscope-session-model-error.h"

@@ -3,6 +3,7 @@
 
 #include <glib/gi18n.h>
 #include <gvc.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,7 @@ unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **de
     {
       *label = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "×%u tensor", "×%u tensors",
                                              u->n_members), u->n_members);
-      *detail = g_strdup_printf (_("views of storage %" G_GUINT64_FORMAT), u->id);
+      *detail = g_strdup_printf (_("views of storage %" PRIu64), u->id);
       return;
     }
   if (u->type == COWSCOPE_SCENE_NODE_OVERFLOW)
@@ -325,18 +326,18 @@ unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **de
     {
     case COWSCOPE_NODE_ALLOCATION:
       *label = n->alloc_kind == 1
-                 ? g_strdup_printf (_("CUDA allocation %" G_GUINT64_FORMAT), u->id)
-                 : g_strdup_printf (_("allocation %" G_GUINT64_FORMAT), u->id);
+                 ? g_strdup_printf (_("CUDA allocation %" PRIu64), u->id)
+                 : g_strdup_printf (_("allocation %" PRIu64), u->id);
       *detail = g_steal_pointer (&size);
       break;
     case COWSCOPE_NODE_CONTEXT:
-      *label = g_strdup_printf (_("CoW context %" G_GUINT64_FORMAT), u->id);
+      *label = g_strdup_printf (_("CoW context %" PRIu64), u->id);
       *detail = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "shared by %u storage",
                                               "shared by %u storages", n->refcount),
                                  n->refcount);
       break;
     case COWSCOPE_NODE_STORAGE:
-      *label = g_strdup_printf (_("storage %" G_GUINT64_FORMAT), u->id);
+      *label = g_strdup_printf (_("storage %" PRIu64), u->id);
       *detail = g_steal_pointer (&size);
       break;
     case COWSCOPE_NODE_IPC_BLOCK:
@@ -360,7 +361,7 @@ unit_labels (CowscopeSharingGraph *graph, const Unit *u, char **label, char **de
       break;
     default:
       *label = n->label != NULL ? g_strdup (n->label)
-                                : g_strdup_printf (_("tensor %" G_GUINT64_FORMAT), u->id);
+                                : g_strdup_printf (_("tensor %" PRIu64), u->id);
       *detail = g_steal_pointer (&size);
       break;
     }

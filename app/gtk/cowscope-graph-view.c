@@ -1,9 +1,9 @@
 /* cowscope-graph-view.c — see cowscope-graph-view.h. */
 #include "cowscope-config.h"
 
-#include <inttypes.h>
 #include <adwaita.h>
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "cowscope-graph-canvas.h"

@@ -2,6 +2,7 @@
 #include "cowscope-config.h"
 
 #include <glib/gi18n.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "cowscope-event-item.h"
@@ -131,8 +132,8 @@ static char *ob_name_text (CowscopeTablesView *s, gpointer i) { return g_strdup 
 static char *ob_bytes_text (CowscopeTablesView *s, gpointer i)
 {
   if (cowscope_object_item_get_kind (i) == COWSCOPE_NODE_TENSOR)
-    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " element",
-                                         "%" G_GUINT64_FORMAT " elements",
+    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%" PRIu64 " element",
+                                         "%" PRIu64 " elements",
                                          cowscope_object_item_get_nbytes (i)),
                             cowscope_object_item_get_nbytes (i));
   return g_format_size (cowscope_object_item_get_nbytes (i));

@@ -1,8 +1,8 @@
 /* cowscope-copy-explanation.c — why one copy (or warning) happened. */
 #include "cowscope-copy-explanation.h"
 
-#include <inttypes.h>
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 
 #include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"

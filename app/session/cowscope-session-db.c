@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
 #include <glib/gstdio.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -151,8 +152,8 @@ check_file (const char *path, GError **error)
     {
       g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
                    COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
-                   _("The session “%s” is damaged (truncated: %" G_GUINT64_FORMAT
-                     " of %" G_GUINT64_FORMAT " bytes)"),
+                   _("The session “%s” is damaged (truncated: %" PRIu64
+                     " of %" PRIu64 " bytes)"),
                    path, (guint64) st.st_size, (guint64) page_size * pages);
       return FALSE;
     }
@@ -221,7 +222,7 @@ cowscope_session_db_open (const char *path, gboolean require_finalized,
   if (user_version > COWSCOPE_SESSION_MODEL_SCHEMA_VERSION)
     {
       g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_NEWER,
-                   _("The session “%s” uses schema version %" G_GINT64_FORMAT
+                   _("The session “%s” uses schema version %" PRId64
                      "; this version of Cowscope reads up to version %d. "
                      "Please update Cowscope."),
                    path, user_version, COWSCOPE_SESSION_MODEL_SCHEMA_VERSION);
@@ -251,7 +252,7 @@ cowscope_session_db_open (const char *path, gboolean require_finalized,
   if (meta_version > COWSCOPE_SESSION_MODEL_SCHEMA_VERSION)
     {
       g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_NEWER,
-                   _("The session “%s” uses schema version %" G_GINT64_FORMAT
+                   _("The session “%s” uses schema version %" PRId64
                      "; this version of Cowscope reads up to version %d. "
                      "Please update Cowscope."),
                    path, meta_version, COWSCOPE_SESSION_MODEL_SCHEMA_VERSION);

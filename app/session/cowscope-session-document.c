@@ -2,6 +2,7 @@
 #include "cowscope-session-document-private.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "cowscope-ipc-private.h"
@@ -901,16 +902,16 @@ lanes_done:
           cowscope_lane_index_finish (build->index);
           g_autofree char *title = NULL;
           if (cuda)
-            title = g_strdup_printf (_("CUDA stream %" G_GINT64_FORMAT " (device %"
-                                       G_GINT64_FORMAT ", process %u)"),
+            title = g_strdup_printf (_("CUDA stream %" PRId64 " (device %"
+                                       PRId64 ", process %u)"),
                                      build->tid, build->device, build->pid);
           else
             {
               const char *name = cowscope_session_document_thread_name (self, build->pid,
                                                                         build->tid);
-              title = name ? g_strdup_printf (_("%s (thread %" G_GINT64_FORMAT ")"), name,
+              title = name ? g_strdup_printf (_("%s (thread %" PRId64 ")"), name,
                                               build->tid)
-                           : g_strdup_printf (_("Thread %" G_GINT64_FORMAT), build->tid);
+                           : g_strdup_printf (_("Thread %" PRId64), build->tid);
             }
           g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_events (
             cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,

@@ -1,8 +1,8 @@
 /* cowscope-warning-list.c — warnings as a lazily read list model. */
 #include "cowscope-warning-list.h"
 
-#include <inttypes.h>
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 
 #include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
