@@ -55,9 +55,10 @@
 /* Shared by the page and the recording thread. */
 typedef struct
 {
-  GMutex                  lock;      /* protects progress and has_progress */
+  GMutex                  lock;      /* protects progress, has_progress, finalizing */
   CowscopeRecordProgress  progress;
   gboolean                has_progress;
+  gboolean                finalizing; /* the target ended; the session is being finalized */
 } Shared;
 
 /* What the recording thread needs; owned by the task. */
@@ -106,6 +107,7 @@ struct _CowscopeRecordingPage
   CowscopeLiveSession *live;
   CowscopeViewState *view_state; /* of the newest live snapshot */
   gboolean        follow;       /* the timeline shows all of the recording */
+  gboolean        finalizing_shown;
   GCancellable   *output_cancellable;
   GInputStream   *output;
   guint           refresh_id;
@@ -197,6 +199,9 @@ finalizing_cb (const char *session_path,
   Job *job = user_data;
 
   cowscope_live_session_stop (job->live);
+  g_mutex_lock (&job->shared->lock);
+  job->shared->finalizing = TRUE;
+  g_mutex_unlock (&job->shared->lock);
 }
 
 /* A new session path in the user's data folder: recordings/cowscope-
@@ -350,14 +355,23 @@ refresh_cb (gpointer user_data)
 {
   CowscopeRecordingPage *self = user_data;
   CowscopeRecordProgress progress;
-  gboolean has;
+  gboolean has, finalizing;
   gint64 seconds = (g_get_monotonic_time () - self->start_us) / G_USEC_PER_SEC;
   g_autofree char *elapsed = NULL;
 
   g_mutex_lock (&self->shared->lock);
   progress = self->shared->progress;
   has = self->shared->has_progress;
+  finalizing = self->shared->finalizing;
   g_mutex_unlock (&self->shared->lock);
+
+  if (finalizing && self->running && !self->record_done && !self->finalizing_shown)
+    {
+      /* What is shown stays as it is: the session opens in a moment. */
+      self->finalizing_shown = TRUE;
+      gtk_label_set_text (self->title_label, _("Finishing the Session…"));
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
+    }
 
   if (has)
     set_counters (self, progress.stored, progress.dropped, progress.processes, progress.rings);
@@ -376,7 +390,10 @@ refresh_cb (gpointer user_data)
 }
 
 /* Appends @text to the output panel (dropping the oldest text beyond
- * MAX_OUTPUT_CHARS) and keeps the end in view. */
+ * MAX_OUTPUT_CHARS, a quarter of it at a time) and keeps the end in
+ * view.  Cheap per chunk, so a chatty target cannot flood the main loop:
+ * trimming re-lays out the whole panel, and scrolling to an iter
+ * validates every line above it, so both are done rarely or lazily. */
 static void
 append_output (CowscopeRecordingPage *self,
                const char            *text,
@@ -384,14 +401,17 @@ append_output (CowscopeRecordingPage *self,
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->output_view);
   g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
+  GtkTextMark *end_mark = gtk_text_buffer_get_mark (buffer, "cowscope-end");
   GtkTextIter end;
   int excess;
 
   gtk_text_buffer_get_end_iter (buffer, &end);
+  if (end_mark == NULL)
+    end_mark = gtk_text_buffer_create_mark (buffer, "cowscope-end", &end, FALSE);
   gtk_text_buffer_insert (buffer, &end, valid, -1);
 
   excess = gtk_text_buffer_get_char_count (buffer) - MAX_OUTPUT_CHARS;
-  if (excess > 0)
+  if (excess > MAX_OUTPUT_CHARS / 4)
     {
       GtkTextIter start, cut;
 
@@ -401,7 +421,8 @@ append_output (CowscopeRecordingPage *self,
     }
 
   gtk_text_buffer_get_end_iter (buffer, &end);
-  gtk_text_view_scroll_to_iter (self->output_view, &end, 0.0, FALSE, 0.0, 1.0);
+  gtk_text_buffer_move_mark (buffer, end_mark, &end);
+  gtk_text_view_scroll_to_mark (self->output_view, end_mark, 0.0, FALSE, 0.0, 1.0);
 }
 
 static void read_output (CowscopeRecordingPage *self);

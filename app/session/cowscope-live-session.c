@@ -630,6 +630,8 @@ read_batch (Reader *r)
   n = (gint) rows->len;
 
 out:
+  if (n < 0)
+    g_debug ("live: cannot read %s yet: %s", r->path, sqlite3_errmsg (r->db));
   g_clear_pointer (&q, sqlite3_finalize);
   sqlite3_exec (r->db, "COMMIT", NULL, NULL, NULL);
   if (n <= 0)
@@ -992,7 +994,9 @@ publish (Reader *r)
   if (schedule)
     {
       GSource *source = g_idle_source_new ();
-      g_source_set_priority (source, G_PRIORITY_DEFAULT_IDLE);
+      /* As the page's own refresh timer: a busy main loop (a chatty
+       * target's output) must not starve the live views. */
+      g_source_set_priority (source, G_PRIORITY_DEFAULT);
       g_source_set_callback (source, deliver, reader_ref (r), reader_unref);
       g_source_set_static_name (source, "[cowscope] live session");
       g_source_attach (source, r->context);
@@ -1001,6 +1005,8 @@ publish (Reader *r)
   r->changed = FALSE;
   r->last_publish_us = g_get_monotonic_time ();
   r->publish_cost_us = r->last_publish_us - t0;
+  g_debug ("live: snapshot of %" G_GUINT64_FORMAT " events, %u objects in %.1f ms",
+           r->n_events, g_hash_table_size (r->nodes), r->publish_cost_us / 1e3);
 }
 
 /* The reader thread: polls, applies, publishes, until stopped. */
@@ -1012,11 +1018,11 @@ reader_thread (gpointer data)
     {
       if (r->db == NULL)
         reader_open (r);
+      gboolean behind = FALSE;
       if (r->db != NULL && !r->finalized)
         {
           gint64 deadline = g_get_monotonic_time () + POLL_BUDGET_US;
-          gint n;
-          while ((n = read_batch (r)) == BATCH_ROWS && g_get_monotonic_time () < deadline
+          while ((behind = read_batch (r) == BATCH_ROWS) && g_get_monotonic_time () < deadline
                  && !reader_stopping (r))
             ;
         }
@@ -1026,6 +1032,9 @@ reader_thread (gpointer data)
       if (r->changed && r->db != NULL && now - r->last_publish_us >= gap)
         publish (r);
 
+      /* Catching up: read on at once (publishing keeps its pace). */
+      if (behind)
+        continue;
       g_mutex_lock (&r->lock);
       if (!r->stop)
         g_cond_wait_until (&r->cond, &r->lock,
