@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # run-demo.sh — sets up and runs Cowscope's main job: installs the
-# dependencies, configures a release build in build/, builds it, records
-# the bundled demo target under the profiler into build/demo.cowscope,
-# prints the session's report and, when there is a display, opens the
-# session in the application.
+# dependencies, configures a release build in build/, builds it, and
+# opens the application recording the bundled demo target into
+# build/demo.cowscope (`cowscope --record`: the copy timeline and the
+# sharing graph grow while it runs, then the finalized session opens).
+# Without a display (or without the GTK application) it says so and
+# records with `cowscope-cli record` instead, then prints the report.
 #
 # Usage: build-aux/run-demo.sh [DEMO-ARGUMENT...]
 #
@@ -53,7 +55,20 @@ else
 fi
 
 cli="$builddir/app/cowscope-cli"
+app="$builddir/app/gtk/cowscope"
 session="$builddir/demo.cowscope"
+
+if [[ ! -x "$app" ]]; then
+  echo "The GTK application was not built (it needs GTK 4.8 and libadwaita 1.2): recording with cowscope-cli instead."
+elif [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
+  echo "No display (neither DISPLAY nor WAYLAND_DISPLAY is set): not opening the application; recording with cowscope-cli instead."
+else
+  step "Opening the application recording $demo ${demo_args[*]} into $session"
+  # Uninstalled, the application finds its settings schema and the probe
+  # in the build tree.
+  exec "$app" --record --force --output "$session" -- "$demo" "${demo_args[@]}"
+fi
+
 if [[ ! -x "$cli" ]]; then
   echo "run-demo.sh: $cli was not built (it needs GLib, SQLite, json-glib and libdw)" >&2
   exit 1
@@ -66,13 +81,3 @@ step "Report of $session"
 "$cli" report "$session"
 echo
 echo "Query it with: sqlite3 $session   or export it: $cli export $session --format chrome -o demo.json"
-
-app="$builddir/app/gtk/cowscope"
-if [[ ! -x "$app" ]]; then
-  echo "The GTK application was not built (it needs GTK 4.8 and libadwaita 1.2): the report above is the result."
-elif [[ -z "${DISPLAY:-}" && -z "${WAYLAND_DISPLAY:-}" ]]; then
-  echo "No display (neither DISPLAY nor WAYLAND_DISPLAY is set): not opening the application; the report above is the result."
-else
-  step "Opening $session in the application"
-  exec "$app" "$session"
-fi

@@ -2,6 +2,11 @@
  *
  * One instance per session (G_APPLICATION_HANDLES_OPEN): `cowscope FILE…`
  * hands the files to the running instance, which opens each in a window.
+ * `cowscope --record [--cuda] [--output FILE] [--force] -- PROGRAM
+ * [ARGUMENT…]` is parsed in the launching process (the program and the
+ * file resolved against its folder) and handed to the running instance
+ * as the app.record-program action, which records in a window exactly as
+ * the launch dialog does.
  * Application-wide actions (open, record, preferences, about, quit) and
  * every accelerator are set up here; window actions live in
  * cowscope-window.c.  Dark mode follows the system: AdwStyleManager's
@@ -10,6 +15,7 @@
 #include "cowscope-config.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "cowscope-application.h"
 #include "cowscope-preferences-window.h"
@@ -25,6 +31,20 @@ struct _CowscopeApplication
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeApplication, cowscope_application, ADW_TYPE_APPLICATION)
+
+#define RECORD_USAGE N_("Usage: cowscope --record [--cuda] [--output FILE] [--force] -- PROGRAM [ARGUMENT…]")
+
+/* --record's options, for --help (cowscope_application_parse_record_command_line
+ * parses them). */
+static const GOptionEntry record_entries[] = {
+  { "record", 0, 0, G_OPTION_ARG_NONE, NULL,
+    N_("Record PROGRAM (after “--”) in a window and open its session"), NULL },
+  { "cuda", 0, 0, G_OPTION_ARG_NONE, NULL, N_("With --record: trace CUDA with CUPTI"), NULL },
+  { "output", 'o', 0, G_OPTION_ARG_FILENAME, NULL,
+    N_("With --record: the session file to write"), N_("FILE") },
+  { "force", 0, 0, G_OPTION_ARG_NONE, NULL, N_("With --record: replace the session file"), NULL },
+  { NULL }
+};
 
 /* Returns the Cowscope GSettings schema: the installed one, else the one
  * compiled in the build tree (running uninstalled), else NULL. */
@@ -175,6 +195,48 @@ open_demo_activated (GSimpleAction *action,
                                _("Neither the demo session nor the demo program (cowscope-demo) is installed."));
 }
 
+/* app.record-program ((asbbss): argv, CUDA tracing, force, output file
+ * or "", working directory or ""): records argv in a window (the active
+ * one when it is empty) as the launch dialog does, then opens the
+ * session.  A program that does not exist is said so on the window's
+ * error page; the application keeps running. */
+static void
+record_program_activated (GSimpleAction *action,
+                          GVariant      *parameter,
+                          gpointer       user_data)
+{
+  CowscopeApplication *self = user_data;
+  GSettings *settings = cowscope_application_get_settings (self);
+  GtkWindow *parent = get_parent_window (self);
+  g_autofree const char **argv = NULL;
+  const char *output, *cwd;
+  gboolean cuda, force;
+
+  g_variant_get (parameter, "(^a&sbb&s&s)", &argv, &cuda, &force, &output, &cwd);
+  if (argv == NULL || argv[0] == NULL)
+    return;
+
+  if (!g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE) || g_file_test (argv[0], G_FILE_TEST_IS_DIR))
+    {
+      CowscopeWindow *window;
+      g_autofree char *text = g_strdup_printf (_("“%s” does not exist or is not an executable "
+                                                 "program."), argv[0]);
+
+      if (COWSCOPE_IS_WINDOW (parent) && cowscope_window_is_empty (COWSCOPE_WINDOW (parent)))
+        window = COWSCOPE_WINDOW (parent);
+      else
+        window = cowscope_window_new (self);
+      gtk_window_present (GTK_WINDOW (window));
+      cowscope_window_show_error_page (window, _("Cannot Record the Program"), text);
+      return;
+    }
+
+  cowscope_recording_page_record_to (parent, argv, cwd[0] != '\0' ? cwd : NULL, NULL,
+                                     output[0] != '\0' ? output : NULL, force, cuda,
+                                     g_settings_get_boolean (settings, "launch-call-stacks"),
+                                     FALSE);
+}
+
 /* app.new-window: presents a new window showing the start page. */
 static void
 new_window_activated (GSimpleAction *action,
@@ -248,6 +310,7 @@ static const GActionEntry app_actions[] = {
   { .name = "open", .activate = open_activated },
   { .name = "record", .activate = record_activated },
   { .name = "open-demo", .activate = open_demo_activated },
+  { .name = "record-program", .activate = record_program_activated, .parameter_type = "(asbbss)" },
   { .name = "new-window", .activate = new_window_activated },
   { .name = "help", .activate = help_activated },
   { .name = "preferences", .activate = preferences_activated },
@@ -310,30 +373,89 @@ cowscope_application_open (GApplication  *app,
                                    gtk_application_get_active_window (GTK_APPLICATION (app)));
 }
 
-/* Runs in the launching process: --version, and a clear message instead
- * of a GSettings abort when the schema is not installed. */
+/* A clear message instead of a GSettings abort when the schema is not
+ * installed; FALSE then. */
+static gboolean
+check_schema (void)
+{
+  g_autoptr(GSettingsSchema) schema = lookup_schema ();
+
+  if (schema != NULL)
+    return TRUE;
+  g_printerr (_("cowscope: the settings schema %s is not installed. Install Cowscope "
+                "(meson install), or run it from the build tree with “meson devenv”.\n"),
+              APP_ID);
+  return FALSE;
+}
+
+/* Runs in the launching process: --version, the schema check, and
+ * --record's options given without --record. */
 static int
 cowscope_application_handle_local_options (GApplication *app,
                                            GVariantDict *options)
 {
-  g_autoptr(GSettingsSchema) schema = NULL;
-
   if (g_variant_dict_contains (options, "version"))
     {
       g_print ("cowscope %s\n", PACKAGE_VERSION);
       return 0;
     }
 
-  schema = lookup_schema ();
-  if (schema == NULL)
+  if (g_variant_dict_contains (options, "cuda") || g_variant_dict_contains (options, "output")
+      || g_variant_dict_contains (options, "force"))
     {
-      g_printerr (_("cowscope: the settings schema %s is not installed. Install Cowscope "
-                    "(meson install), or run it from the build tree with “meson devenv”.\n"),
-                  APP_ID);
-      return 1;
+      g_printerr (_("cowscope: --cuda, --output and --force go with --record\n"));
+      g_printerr ("%s\n", _(RECORD_USAGE));
+      return 2;
     }
 
+  if (!check_schema ())
+    return 1;
+
   return -1;
+}
+
+/* `cowscope --record …` (any "--record" before "--"): parsed here, then
+ * app.record-program is activated in the running instance (this one, or
+ * the one this process hands it to).  Anything else: GApplication's own
+ * handling (options, files to open). */
+static gboolean
+cowscope_application_local_command_line (GApplication   *app,
+                                         char         ***arguments,
+                                         int            *exit_status)
+{
+  char **argv = *arguments;
+  gboolean record = FALSE;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) parameter = NULL;
+
+  for (guint i = 1; argv[i] != NULL && !g_str_equal (argv[i], "--"); i++)
+    if (g_str_equal (argv[i], "--record"))
+      record = TRUE;
+  if (!record)
+    return G_APPLICATION_CLASS (cowscope_application_parent_class)->local_command_line (app, arguments,
+                                                                                      exit_status);
+
+  parameter = cowscope_application_parse_record_command_line ((const char * const *) argv, &error);
+  if (parameter == NULL)
+    {
+      g_printerr ("cowscope: %s\n%s\n", error->message, _(RECORD_USAGE));
+      *exit_status = 2;
+      return TRUE;
+    }
+  if (!check_schema ())
+    {
+      *exit_status = 1;
+      return TRUE;
+    }
+  if (!g_application_register (app, NULL, &error))
+    {
+      g_printerr ("cowscope: %s\n", error->message);
+      *exit_status = 1;
+      return TRUE;
+    }
+  g_action_group_activate_action (G_ACTION_GROUP (app), "record-program", parameter);
+  *exit_status = 0;
+  return TRUE;
 }
 
 static void
@@ -358,6 +480,7 @@ cowscope_application_class_init (CowscopeApplicationClass *klass)
   app_class->activate = cowscope_application_activate;
   app_class->open = cowscope_application_open;
   app_class->handle_local_options = cowscope_application_handle_local_options;
+  app_class->local_command_line = cowscope_application_local_command_line;
 }
 
 static void
@@ -365,6 +488,10 @@ cowscope_application_init (CowscopeApplication *self)
 {
   g_application_add_main_option (G_APPLICATION (self), "version", 0, G_OPTION_FLAG_NONE,
                                  G_OPTION_ARG_NONE, _("Show the version and exit"), NULL);
+  g_application_add_main_option_entries (G_APPLICATION (self), record_entries);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self),
+                                                     _("[FILE…] | --record [--cuda] [--output FILE] "
+                                                       "[--force] -- PROGRAM [ARGUMENT…]"));
 }
 
 /**
@@ -479,4 +606,92 @@ cowscope_application_add_recent (CowscopeApplication *self,
 
   recent = g_strv_builder_end (builder);
   g_settings_set_strv (settings, "recent-sessions", (const char * const *) recent);
+}
+
+/**
+ * cowscope_application_parse_record_command_line:
+ * @argv: a `cowscope --record [--cuda] [--output FILE] [--force] --
+ *   PROGRAM [ARGUMENT…]` command line (argv[0] is cowscope)
+ *
+ * Parses @argv in the launching process: a PROGRAM without "/" is looked
+ * up in $PATH, a relative PROGRAM or FILE is made absolute against the
+ * current folder (the running instance may have another one), which is
+ * also where the program will start.
+ *
+ * Returns: (transfer full): the app.record-program parameter, or NULL
+ *   with @error (G_OPTION_ERROR) saying what is wrong.
+ */
+GVariant *
+cowscope_application_parse_record_command_line (const char * const  *argv,
+                                                GError             **error)
+{
+  gboolean record = FALSE, cuda = FALSE, force = FALSE;
+  g_autofree char *output = NULL;
+  g_autofree char *cwd = g_get_current_dir ();
+  g_autoptr(GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr(GPtrArray) options = g_ptr_array_new ();
+  g_autoptr(GStrvBuilder) program = g_strv_builder_new ();
+  g_auto(GStrv) program_argv = NULL;
+  g_autofree char *resolved = NULL;
+  char **parse_argv;
+  int parse_argc;
+  guint i;
+  const GOptionEntry entries[] = {
+    { "record", 0, 0, G_OPTION_ARG_NONE, &record, NULL, NULL },
+    { "cuda", 0, 0, G_OPTION_ARG_NONE, &cuda, NULL, NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, NULL, NULL },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force, NULL, NULL },
+    { NULL }
+  };
+
+  g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
+
+  /* Options before "--", the program and its arguments after it. */
+  for (i = 0; argv[i] != NULL && !g_str_equal (argv[i], "--"); i++)
+    g_ptr_array_add (options, (gpointer) argv[i]);
+  if (argv[i] != NULL)
+    for (i++; argv[i] != NULL; i++)
+      g_strv_builder_add (program, argv[i]);
+  program_argv = g_strv_builder_end (program);
+  g_ptr_array_add (options, NULL);
+
+  g_option_context_set_help_enabled (context, FALSE);
+  g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+  parse_argc = (int) options->len - 1;
+  parse_argv = (char **) options->pdata;
+  if (!g_option_context_parse (context, &parse_argc, &parse_argv, error))
+    return NULL;
+  if (parse_argc > 1)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   _("Unexpected argument “%s”: put “--” before the program to record"),
+                   parse_argv[1]);
+      return NULL;
+    }
+  if (program_argv[0] == NULL || program_argv[0][0] == '\0')
+    {
+      g_set_error_literal (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                           _("--record needs the program to record after “--”"));
+      return NULL;
+    }
+
+  if (strchr (program_argv[0], '/') != NULL)
+    resolved = g_canonicalize_filename (program_argv[0], cwd);
+  else
+    resolved = g_find_program_in_path (program_argv[0]);
+  if (resolved != NULL)
+    {
+      g_free (program_argv[0]);
+      program_argv[0] = g_steal_pointer (&resolved);
+    }
+  if (output != NULL)
+    {
+      char *absolute = g_canonicalize_filename (output, cwd);
+
+      g_free (output);
+      output = absolute;
+    }
+
+  return g_variant_ref_sink (g_variant_new ("(^asbbss)", program_argv, cuda, force,
+                                            output != NULL ? output : "", cwd));
 }

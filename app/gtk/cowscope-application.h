@@ -17,5 +17,7 @@ void                 cowscope_application_open_files   (CowscopeApplication *sel
                                                         GtkWindow           *from);
 void                 cowscope_application_add_recent   (CowscopeApplication *self,
                                                         GFile               *file);
+GVariant            *cowscope_application_parse_record_command_line (const char * const  *argv,
+                                                                     GError             **error);
 
 G_END_DECLS

@@ -44,6 +44,8 @@ struct _CowscopeGraphView {
   guint match_cursor;
   gint selected;
   guint exports;               /* exports running */
+  CowscopeSharingGraph *live_graph; /* shown instead of a view state's (show_graph) */
+  gboolean live_pending;       /* a newer live_graph waits for the layout in flight */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeGraphView, cowscope_graph_view, GTK_TYPE_WIDGET)
@@ -318,6 +320,17 @@ run_search (CowscopeGraphView *self, gboolean allow_layout)
   return self->matches->len;
 }
 
+/* Lays out the live graph that arrived while the previous one was being
+ * laid out (see cowscope_graph_view_show_graph). */
+static void
+take_pending_live_graph (CowscopeGraphView *self)
+{
+  if (!self->live_pending || self->state != NULL || self->live_graph == NULL)
+    return;
+  self->live_pending = FALSE;
+  request_layout (self, TRUE);
+}
+
 /* Completion of a layout request; ignores all but the newest. */
 static void
 layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -337,6 +350,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
       gtk_stack_set_visible_child_name (self->stack, "empty");
       update_status (self, error);
       set_ready (self, TRUE);
+      take_pending_live_graph (self);
       return;
     }
 
@@ -367,6 +381,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
   update_details (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SCENE]);
   set_ready (self, TRUE);
+  take_pending_live_graph (self);
 }
 
 /* The objects the layout must keep: highlights and search matches. */
@@ -389,7 +404,7 @@ collect_focus (CowscopeGraphView *self)
 static void
 request_layout (CowscopeGraphView *self, gboolean rebuild)
 {
-  if (self->state == NULL)
+  if (self->state == NULL && self->live_graph == NULL)
     return;
   if (!rebuild && self->scene == NULL)
     rebuild = TRUE;
@@ -406,10 +421,14 @@ request_layout (CowscopeGraphView *self, gboolean rebuild)
     .focus = (const CowscopeObjectRef *) (gpointer) focus->data,
     .n_focus = focus->len,
   };
-  cowscope_graph_layout_async (cowscope_view_state_get_document (self->state),
-                               cowscope_view_state_get_cursor (self->state),
-                               rebuild ? NULL : cowscope_graph_scene_get_graph (self->scene),
-                               &options, self->cancellable, layout_done, g_object_ref (self));
+  if (self->state == NULL)
+    cowscope_graph_layout_async (NULL, 0, self->live_graph, &options, self->cancellable,
+                                 layout_done, g_object_ref (self));
+  else
+    cowscope_graph_layout_async (cowscope_view_state_get_document (self->state),
+                                 cowscope_view_state_get_cursor (self->state),
+                                 rebuild ? NULL : cowscope_graph_scene_get_graph (self->scene),
+                                 &options, self->cancellable, layout_done, g_object_ref (self));
 }
 
 static void
@@ -580,6 +599,7 @@ cowscope_graph_view_dispose (GObject *object)
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->scene);
+  g_clear_object (&self->live_graph);
   gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_GRAPH_VIEW);
   G_OBJECT_CLASS (cowscope_graph_view_parent_class)->dispose (object);
 }
@@ -724,6 +744,8 @@ cowscope_graph_view_set_view_state (CowscopeGraphView *self, CowscopeViewState *
   g_return_if_fail (state == NULL || COWSCOPE_IS_VIEW_STATE (state));
   if (self->state == state)
     return;
+  g_clear_object (&self->live_graph);
+  self->live_pending = FALSE;
   if (self->state != NULL)
     {
       g_clear_signal_handler (&self->cursor_handler, self->state);
@@ -881,4 +903,39 @@ cowscope_graph_view_export_finish (CowscopeGraphView *self, GAsyncResult *result
 {
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * cowscope_graph_view_show_graph:
+ * @graph: (nullable): a graph built elsewhere (the live graph of a
+ *   recording), or NULL to show nothing
+ *
+ * Shows @graph instead of following a view state (which is dropped).
+ * Graphs that arrive faster than they are laid out are not queued: while
+ * one layout runs only the newest graph waits, so a stream of graphs is
+ * shown as fast as Graphviz allows and never falls behind.  The search,
+ * the size filter, groups and the selection work as for a session.
+ */
+void
+cowscope_graph_view_show_graph (CowscopeGraphView *self, CowscopeSharingGraph *graph)
+{
+  g_return_if_fail (COWSCOPE_IS_GRAPH_VIEW (self));
+  g_return_if_fail (graph == NULL || COWSCOPE_IS_SHARING_GRAPH (graph));
+  if (self->state != NULL)
+    cowscope_graph_view_set_view_state (self, NULL);
+  if (graph == self->live_graph)
+    return;
+  g_set_object (&self->live_graph, graph);
+  if (graph == NULL)
+    {
+      g_cancellable_cancel (self->cancellable);
+      self->live_pending = FALSE;
+      return;
+    }
+  if (self->cancellable != NULL && !self->ready)
+    {
+      self->live_pending = TRUE;
+      return;
+    }
+  request_layout (self, TRUE);
 }

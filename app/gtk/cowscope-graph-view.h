@@ -28,6 +28,11 @@ CowscopeViewState *cowscope_graph_view_get_view_state (CowscopeGraphView *self);
 /* Follows @state (NULL: none); starts laying out its cursor's graph. */
 void cowscope_graph_view_set_view_state (CowscopeGraphView *self, CowscopeViewState *state);
 
+/* Shows @graph (NULL: nothing) instead of a view state's graph at its
+ * cursor: for the live graph of a recording.  Only the newest graph
+ * waits while a layout runs. */
+void cowscope_graph_view_show_graph (CowscopeGraphView *self, CowscopeSharingGraph *graph);
+
 /* TRUE once the newest request has been laid out and shown (or failed);
  * FALSE from the moment a new one is made.  Never becomes TRUE inside the
  * call that made the request: only the main loop delivers the result. */

@@ -2,8 +2,18 @@
  *
  * The target's command, the time since it started, live counters (events
  * recorded and dropped, processes, threads) refreshed every 100 ms from
- * the recorder's progress, the target's stdout and stderr in a monospace
- * panel, and a Stop button that stops the target as Ctrl+C would.
+ * the recorder's progress, the copy timeline and the storage sharing
+ * graph of what has been recorded so far (a CowscopeLiveSession reads the
+ * session while it is written and delivers a snapshot every 200 ms, with
+ * per-type counts: lazy clones, copies, steals, bytes copied), the
+ * target's stdout and stderr in a monospace panel, and a Stop button that
+ * stops the target as Ctrl+C would.
+ *
+ * The live timeline follows the recording (its window grows with it)
+ * until the user zooms or pans; the graph shows the newest state.  Just
+ * before the recorder finalizes the session, its thread stops the live
+ * reader (the recorder's `finalizing` hook), which must let go of the
+ * database first.
  *
  * The recorder (cowscope_record, blocking) runs in a GTask thread: it
  * spawns the target, drains its rings and, when the target ends,
@@ -25,8 +35,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cowscope-graph-view.h"
+#include "cowscope-live-session.h"
 #include "cowscope-recorder.h"
 #include "cowscope-recording-page.h"
+#include "cowscope-timeline-view.h"
+#include "cowscope-view-state.h"
 #include "cowscope-window.h"
 
 /* The output panel keeps at most this much text (the newest). */
@@ -35,13 +49,16 @@
  * daemon the target left behind) before the session opens anyway. */
 #define OUTPUT_GRACE_MS 2000
 #define REFRESH_MS 100
+/* How often the live timeline and graph get a new snapshot. */
+#define LIVE_INTERVAL_MS 200
 
 /* Shared by the page and the recording thread. */
 typedef struct
 {
-  GMutex                  lock;      /* protects progress and has_progress */
+  GMutex                  lock;      /* protects progress, has_progress, finalizing */
   CowscopeRecordProgress  progress;
   gboolean                has_progress;
+  gboolean                finalizing; /* the target ended; the session is being finalized */
 } Shared;
 
 /* What the recording thread needs; owned by the task. */
@@ -51,6 +68,9 @@ typedef struct
   char                  **environment;
   char                   *working_directory;
   char                   *probe_path;
+  char                   *output;     /* the session path */
+  gboolean                force;      /* replace an existing output */
+  CowscopeLiveSession    *live;       /* stopped before finalizing */
   gboolean                cuda;
   gboolean                stacks;
   gboolean                block;
@@ -75,8 +95,19 @@ struct _CowscopeRecordingPage
   GtkLabel       *processes_label;
   GtkLabel       *threads_label;
   GtkTextView    *output_view;
+  GtkLabel       *lazy_clones_label;
+  GtkLabel       *copies_label;
+  GtkLabel       *steals_label;
+  GtkLabel       *bytes_copied_label;
+  CowscopeTimelineView *timeline_view;
+  CowscopeGraphView *graph_view;
+  GtkStack       *live_stack;
 
   Shared         *shared;
+  CowscopeLiveSession *live;
+  CowscopeViewState *view_state; /* of the newest live snapshot */
+  gboolean        follow;       /* the timeline shows all of the recording */
+  gboolean        finalizing_shown;
   GCancellable   *output_cancellable;
   GInputStream   *output;
   guint           refresh_id;
@@ -137,6 +168,8 @@ job_free (Job *job)
   g_strfreev (job->environment);
   g_free (job->working_directory);
   g_free (job->probe_path);
+  g_free (job->output);
+  g_clear_object (&job->live);
   if (job->output_fd >= 0)
     close (job->output_fd);
   cowscope_record_result_clear (&job->result);
@@ -155,6 +188,20 @@ progress_cb (const CowscopeRecordProgress *progress,
   shared->progress = *progress;
   shared->has_progress = TRUE;
   g_mutex_unlock (&shared->lock);
+}
+
+/* The recorder is about to finalize (recording thread): the live reader
+ * closes its connection first. */
+static void
+finalizing_cb (const char *session_path,
+               void       *user_data)
+{
+  Job *job = user_data;
+
+  cowscope_live_session_stop (job->live);
+  g_mutex_lock (&job->shared->lock);
+  job->shared->finalizing = TRUE;
+  g_mutex_unlock (&job->shared->lock);
 }
 
 /* A new session path in the user's data folder: recordings/cowscope-
@@ -201,23 +248,14 @@ record_thread (GTask        *task,
 {
   Job *job = task_data;
   CowscopeRecordOptions options;
-  g_autofree char *output = NULL;
   GError *error = NULL;
   gboolean ok;
-
-  output = new_session_path (job->argv[0], &error);
-  if (output == NULL)
-    {
-      close (job->output_fd);
-      job->output_fd = -1;
-      g_task_return_error (task, error);
-      return;
-    }
 
   cowscope_record_options_init (&options);
   options.argv = job->argv;
   options.env = job->environment;
-  options.output = output;
+  options.output = job->output;
+  options.force = job->force;
   options.stacks = job->stacks;
   options.cuda = job->cuda;
   options.policy = job->block ? COWSCOPE_RING_BLOCK : COWSCOPE_RING_DROP;
@@ -228,6 +266,8 @@ record_thread (GTask        *task,
   options.progress = progress_cb;
   options.progress_data = job->shared;
   options.progress_interval_ms = 50;
+  options.finalizing = finalizing_cb;
+  options.finalizing_data = job;
 
   ok = cowscope_record (&options, &job->result, &error);
   /* Only the target (and what it forked) keeps the pipe open now. */
@@ -315,17 +355,29 @@ refresh_cb (gpointer user_data)
 {
   CowscopeRecordingPage *self = user_data;
   CowscopeRecordProgress progress;
-  gboolean has;
+  gboolean has, finalizing;
   gint64 seconds = (g_get_monotonic_time () - self->start_us) / G_USEC_PER_SEC;
   g_autofree char *elapsed = NULL;
 
   g_mutex_lock (&self->shared->lock);
   progress = self->shared->progress;
   has = self->shared->has_progress;
+  finalizing = self->shared->finalizing;
   g_mutex_unlock (&self->shared->lock);
+
+  if (finalizing && self->running && !self->record_done && !self->finalizing_shown)
+    {
+      /* What is shown stays as it is: the session opens in a moment. */
+      self->finalizing_shown = TRUE;
+      gtk_label_set_text (self->title_label, _("Finishing the Session…"));
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
+    }
 
   if (has)
     set_counters (self, progress.stored, progress.dropped, progress.processes, progress.rings);
+  /* The session file exists once the recorder reports: follow it. */
+  if (has && self->live != NULL && !self->record_done)
+    cowscope_live_session_start (self->live, LIVE_INTERVAL_MS);
 
   if (seconds >= 3600)
     elapsed = g_strdup_printf ("%d:%02d:%02d", (int) (seconds / 3600), (int) (seconds / 60 % 60),
@@ -338,7 +390,10 @@ refresh_cb (gpointer user_data)
 }
 
 /* Appends @text to the output panel (dropping the oldest text beyond
- * MAX_OUTPUT_CHARS) and keeps the end in view. */
+ * MAX_OUTPUT_CHARS, a quarter of it at a time) and keeps the end in
+ * view.  Cheap per chunk, so a chatty target cannot flood the main loop:
+ * trimming re-lays out the whole panel, and scrolling to an iter
+ * validates every line above it, so both are done rarely or lazily. */
 static void
 append_output (CowscopeRecordingPage *self,
                const char            *text,
@@ -346,14 +401,17 @@ append_output (CowscopeRecordingPage *self,
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->output_view);
   g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
+  GtkTextMark *end_mark = gtk_text_buffer_get_mark (buffer, "cowscope-end");
   GtkTextIter end;
   int excess;
 
   gtk_text_buffer_get_end_iter (buffer, &end);
+  if (end_mark == NULL)
+    end_mark = gtk_text_buffer_create_mark (buffer, "cowscope-end", &end, FALSE);
   gtk_text_buffer_insert (buffer, &end, valid, -1);
 
   excess = gtk_text_buffer_get_char_count (buffer) - MAX_OUTPUT_CHARS;
-  if (excess > 0)
+  if (excess > MAX_OUTPUT_CHARS / 4)
     {
       GtkTextIter start, cut;
 
@@ -363,7 +421,8 @@ append_output (CowscopeRecordingPage *self,
     }
 
   gtk_text_buffer_get_end_iter (buffer, &end);
-  gtk_text_view_scroll_to_iter (self->output_view, &end, 0.0, FALSE, 0.0, 1.0);
+  gtk_text_buffer_move_mark (buffer, end_mark, &end);
+  gtk_text_view_scroll_to_mark (self->output_view, end_mark, 0.0, FALSE, 0.0, 1.0);
 }
 
 static void read_output (CowscopeRecordingPage *self);
@@ -433,6 +492,58 @@ record_done_cb (GObject      *source,
   maybe_finish (self);
 }
 
+/* Shows the per-type counts of what the live reader has read. */
+static void
+show_live_totals (CowscopeRecordingPage    *self,
+                  const CowscopeLiveTotals *totals)
+{
+  g_autofree char *lazy = format_count (totals->lazy_clones);
+  g_autofree char *copies = format_count (totals->copies + totals->eager_copies);
+  g_autofree char *steals = format_count (totals->steals);
+  g_autofree char *bytes = g_format_size (totals->bytes_copied);
+
+  gtk_label_set_text (self->lazy_clones_label, lazy);
+  gtk_label_set_text (self->copies_label, copies);
+  gtk_label_set_text (self->steals_label, steals);
+  gtk_label_set_text (self->bytes_copied_label, bytes);
+}
+
+/* A new live snapshot: the timeline gets a view state over it (keeping
+ * the user's window unless it showed the whole recording, which it
+ * keeps doing), its cursor at the newest event; the graph shows the
+ * newest state. */
+static void
+live_updated_cb (CowscopeLiveSession   *live,
+                 CowscopeRecordingPage *self)
+{
+  CowscopeSessionDocument *document = cowscope_live_session_get_document (live);
+  g_autoptr(CowscopeViewState) state = NULL;
+  CowscopeLiveTotals totals;
+
+  if (document == NULL)
+    return;
+  cowscope_live_session_get_totals (live, &totals);
+  show_live_totals (self, &totals);
+
+  state = cowscope_view_state_new (document);
+  if (self->view_state != NULL)
+    {
+      CowscopeSessionDocument *old = cowscope_view_state_get_document (self->view_state);
+      gint64 start = cowscope_view_state_get_visible_start (self->view_state);
+      gint64 end = cowscope_view_state_get_visible_end (self->view_state);
+
+      self->follow = start <= cowscope_session_document_get_start_ns (old)
+                     && end >= cowscope_session_document_get_end_ns (old);
+      if (!self->follow)
+        cowscope_view_state_set_visible (state, start, end);
+    }
+  cowscope_view_state_set_cursor (state, cowscope_session_document_get_end_ns (document));
+  g_set_object (&self->view_state, state);
+  cowscope_timeline_view_set_view_state (self->timeline_view, state);
+  cowscope_graph_view_show_graph (self->graph_view, cowscope_live_session_get_graph (live));
+  gtk_stack_set_visible_child_name (self->live_stack, "live");
+}
+
 /* How the target ended, as one sentence for a toast. */
 static char *
 describe_end (const CowscopeRecordResult *result,
@@ -476,6 +587,8 @@ maybe_finish (CowscopeRecordingPage *self)
   g_clear_handle_id (&self->grace_id, g_source_remove);
   gtk_spinner_set_spinning (self->spinner, FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
+  if (self->live != NULL)
+    cowscope_live_session_stop (self->live);
   refresh_cb (self);
 
   /* The final counters, still on this page (a short target may end
@@ -495,12 +608,8 @@ maybe_finish (CowscopeRecordingPage *self)
       g_object_ref (self);
       cowscope_window_set_recording_page (win, NULL);
       if (self->error != NULL || job == NULL)
-        {
-          g_autofree char *text = g_strdup_printf (_("Could not record: %s"),
-                                                   self->error != NULL ? self->error->message : "");
-
-          cowscope_window_add_toast (win, text);
-        }
+        cowscope_window_show_error_page (win, _("Cannot Record the Program"),
+                                         self->error != NULL ? self->error->message : "");
       else
         {
           g_autoptr(GFile) file = g_file_new_for_path (job->result.session_path);
@@ -516,10 +625,12 @@ maybe_finish (CowscopeRecordingPage *self)
   g_application_release (g_application_get_default ());
 }
 
-/* Starts the recording of @job (argv, environment, flags filled in). */
+/* Starts the recording of @job (argv, environment, flags filled in), or
+ * fails at once with @error (then job->output is NULL). */
 static void
 start (CowscopeRecordingPage *self,
-       Job                   *job)
+       Job                   *job,
+       GError                *error)
 {
   int fds[2];
   g_autofree char *command = g_strjoinv (" ", job->argv);
@@ -531,6 +642,19 @@ start (CowscopeRecordingPage *self,
   g_application_hold (g_application_get_default ());
   self->start_us = g_get_monotonic_time ();
   self->refresh_id = g_timeout_add (REFRESH_MS, refresh_cb, self);
+
+  if (error != NULL)
+    {
+      job_free (job);
+      self->error = error;
+      self->record_done = self->output_done = TRUE;
+      maybe_finish (self);
+      return;
+    }
+
+  self->live = cowscope_live_session_new (job->output);
+  g_signal_connect (self->live, "updated", G_CALLBACK (live_updated_cb), self);
+  job->live = g_object_ref (self->live);
 
   if (pipe2 (fds, O_CLOEXEC) != 0)
     {
@@ -590,6 +714,16 @@ cowscope_recording_page_dispose (GObject *object)
   g_clear_handle_id (&self->grace_id, g_source_remove);
   if (self->output_cancellable != NULL)
     g_cancellable_cancel (self->output_cancellable);
+  if (self->live != NULL)
+    {
+      g_signal_handlers_disconnect_by_data (self->live, self);
+      cowscope_live_session_stop (self->live);
+      g_clear_object (&self->live);
+    }
+  if (self->timeline_view != NULL)
+    cowscope_timeline_view_set_view_state (self->timeline_view, NULL);
+  g_clear_object (&self->view_state);
+  gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_RECORDING_PAGE);
 
   G_OBJECT_CLASS (cowscope_recording_page_parent_class)->dispose (object);
 }
@@ -648,6 +782,8 @@ cowscope_recording_page_class_init (CowscopeRecordingPageClass *klass)
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_VIEW);
+  g_type_ensure (COWSCOPE_TYPE_GRAPH_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/cowscope/Cowscope/cowscope-recording-page.ui");
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, spinner);
@@ -660,6 +796,13 @@ cowscope_recording_page_class_init (CowscopeRecordingPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, processes_label);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, threads_label);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, output_view);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, lazy_clones_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, copies_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, steals_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, bytes_copied_label);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, timeline_view);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, graph_view);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, live_stack);
 
   gtk_widget_class_install_action (widget_class, "recording.stop", NULL, stop_activated);
 }
@@ -669,6 +812,7 @@ cowscope_recording_page_init (CowscopeRecordingPage *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   self->shared = shared_new ();
+  self->follow = TRUE;
 }
 
 /**
@@ -679,8 +823,9 @@ cowscope_recording_page_init (CowscopeRecordingPage *self)
  * @environment: (nullable): extra NAME=VALUE variables
  *
  * Starts recording @argv in @from when that window is empty (start
- * page), else in a new window, and shows this page there.  Returns at
- * once; see the file comment for what follows.
+ * page), else in a new window, and shows this page there, into a new
+ * session in the user's data folder.  Returns at once; see the file
+ * comment for what follows.
  *
  * Returns: (transfer none): the page shown.
  */
@@ -693,8 +838,34 @@ cowscope_recording_page_record (GtkWindow          *from,
                                 gboolean            stacks,
                                 gboolean            block)
 {
+  return cowscope_recording_page_record_to (from, argv, working_directory, environment, NULL,
+                                            FALSE, cuda, stacks, block);
+}
+
+/**
+ * cowscope_recording_page_record_to:
+ * @output: (nullable): the session file to write; NULL: a new one in
+ *   the user's data folder
+ * @force: replace @output when it exists (else that is an error)
+ *
+ * As cowscope_recording_page_record(), into @output.
+ *
+ * Returns: (transfer none): the page shown.
+ */
+CowscopeRecordingPage *
+cowscope_recording_page_record_to (GtkWindow          *from,
+                                   const char * const *argv,
+                                   const char         *working_directory,
+                                   const char * const *environment,
+                                   const char         *output,
+                                   gboolean            force,
+                                   gboolean            cuda,
+                                   gboolean            stacks,
+                                   gboolean            block)
+{
   CowscopeRecordingPage *self;
   CowscopeWindow *window;
+  GError *error = NULL;
   Job *job;
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
@@ -720,8 +891,10 @@ cowscope_recording_page_record (GtkWindow          *from,
   job->cuda = cuda;
   job->stacks = stacks;
   job->block = block;
+  job->force = force;
   job->output_fd = -1;
-  start (self, job);
+  job->output = output != NULL ? g_strdup (output) : new_session_path (argv[0], &error);
+  start (self, job, error);
   return self;
 }
 
@@ -794,4 +967,39 @@ cowscope_recording_page_find_demo (void)
       return g_canonicalize_filename (candidates[i], NULL);
 
   return g_find_program_in_path ("cowscope-demo");
+}
+
+/**
+ * cowscope_recording_page_get_timeline_view:
+ *
+ * Returns: (transfer none): the live copy timeline.
+ */
+CowscopeTimelineView *
+cowscope_recording_page_get_timeline_view (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  return self->timeline_view;
+}
+
+/**
+ * cowscope_recording_page_get_graph_view:
+ *
+ * Returns: (transfer none): the live storage sharing graph.
+ */
+CowscopeGraphView *
+cowscope_recording_page_get_graph_view (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  return self->graph_view;
+}
+
+/* Live snapshots shown so far. */
+guint
+cowscope_recording_page_get_live_updates (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), 0);
+
+  return self->live != NULL ? cowscope_live_session_get_n_updates (self->live) : 0;
 }

@@ -3,6 +3,9 @@
 
 #include <adwaita.h>
 
+#include "cowscope-graph-view.h"
+#include "cowscope-timeline-view.h"
+
 G_BEGIN_DECLS
 
 #define COWSCOPE_TYPE_RECORDING_PAGE (cowscope_recording_page_get_type ())
@@ -16,10 +19,22 @@ CowscopeRecordingPage *cowscope_recording_page_record     (GtkWindow            
                                                            gboolean               cuda,
                                                            gboolean               stacks,
                                                            gboolean               block);
+CowscopeRecordingPage *cowscope_recording_page_record_to  (GtkWindow             *from,
+                                                           const char * const    *argv,
+                                                           const char            *working_directory,
+                                                           const char * const    *environment,
+                                                           const char            *output,
+                                                           gboolean               force,
+                                                           gboolean               cuda,
+                                                           gboolean               stacks,
+                                                           gboolean               block);
 void                   cowscope_recording_page_stop       (CowscopeRecordingPage *self);
 gboolean               cowscope_recording_page_is_running (CowscopeRecordingPage *self);
 guint64                cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self);
 char                  *cowscope_recording_page_get_output (CowscopeRecordingPage *self);
 char                  *cowscope_recording_page_find_demo  (void);
+CowscopeTimelineView  *cowscope_recording_page_get_timeline_view (CowscopeRecordingPage *self);
+CowscopeGraphView     *cowscope_recording_page_get_graph_view (CowscopeRecordingPage *self);
+guint                  cowscope_recording_page_get_live_updates (CowscopeRecordingPage *self);
 
 G_END_DECLS

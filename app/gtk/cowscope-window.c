@@ -846,3 +846,43 @@ cowscope_window_get_timeline_view (CowscopeWindow *self)
 
   return self->timeline_view;
 }
+
+/**
+ * cowscope_window_show_error_page:
+ *
+ * Shows the error page with @title and @description (for people) when
+ * the window shows no session, else a toast with @description: for
+ * what goes wrong before any file exists (a program that cannot be
+ * recorded).  The application keeps running.
+ */
+void
+cowscope_window_show_error_page (CowscopeWindow *self,
+                                 const char     *title,
+                                 const char     *description)
+{
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (title != NULL && description != NULL);
+
+  if (self->file != NULL)
+    {
+      cowscope_window_add_toast (self, description);
+      return;
+    }
+  adw_status_page_set_title (self->error_page, title);
+  adw_status_page_set_description (self->error_page, description);
+  adw_window_title_set_subtitle (self->window_title, NULL);
+  gtk_stack_set_visible_child_name (self->stack, "error");
+}
+
+/**
+ * cowscope_window_get_error_description:
+ *
+ * Returns: (nullable): the description of the error page.
+ */
+const char *
+cowscope_window_get_error_description (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return adw_status_page_get_description (self->error_page);
+}

@@ -24,6 +24,10 @@ void            cowscope_window_add_toast        (CowscopeWindow      *self,
                                                   const char          *message);
 const char     *cowscope_window_get_visible_page (CowscopeWindow      *self);
 const char     *cowscope_window_get_error_title  (CowscopeWindow      *self);
+const char     *cowscope_window_get_error_description (CowscopeWindow *self);
+void            cowscope_window_show_error_page  (CowscopeWindow      *self,
+                                                  const char          *title,
+                                                  const char          *description);
 gboolean        cowscope_window_is_loading       (CowscopeWindow      *self);
 CowscopeViewState *cowscope_window_get_view_state (CowscopeWindow     *self);
 CowscopeTimelineView *cowscope_window_get_timeline_view (CowscopeWindow *self);

@@ -14,4 +14,14 @@ sqlite3 *cowscope_session_document_acquire_db (CowscopeSessionDocument *self,
                                                GError **error);
 void cowscope_session_document_release_db (CowscopeSessionDocument *self, sqlite3 *db);
 
+/* An in-memory document of @lanes (CowscopeTimelineLane, referenced) and
+ * the COWSCOPE_N_COUNTERS @counters, for a session still being recorded
+ * (cowscope-live-session.c); meta.finalized reads "0". */
+CowscopeSessionDocument *cowscope_session_document_new_snapshot (const char *path,
+                                                                 gint64 start_ns,
+                                                                 gint64 end_ns,
+                                                                 guint64 n_events,
+                                                                 GPtrArray *lanes,
+                                                                 CowscopeTimelineLane *const *counters);
+
 G_END_DECLS

@@ -1170,3 +1170,33 @@ cowscope_session_document_thread_name (CowscopeSessionDocument *self, guint32 pi
   gint64 key = (gint64) (((guint64) pid << 32) | ((guint64) tid & 0xffffffffull));
   return g_hash_table_lookup (self->thread_names, &key);
 }
+
+/* ---- live snapshots ---------------------------------------------------- */
+
+/* A document over lanes built elsewhere (cowscope-live-session.c): takes
+ * a reference on each lane; @counters (may hold NULLs) are appended
+ * after @lanes.  Nothing is read from @path. */
+CowscopeSessionDocument *
+cowscope_session_document_new_snapshot (const char *path, gint64 start_ns, gint64 end_ns,
+                                        guint64 n_events, GPtrArray *lanes,
+                                        CowscopeTimelineLane *const *counters)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  CowscopeSessionDocument *self = g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
+  self->path = g_strdup (path);
+  self->start_ns = start_ns;
+  self->end_ns = MAX (end_ns, start_ns);
+  self->n_events = n_events;
+  self->first_seq = n_events > 0 ? 1 : 0;
+  self->last_seq = (gint64) n_events;
+  g_hash_table_insert (self->meta, g_strdup ("finalized"), g_strdup ("0"));
+  for (guint i = 0; lanes != NULL && i < lanes->len; i++)
+    g_list_store_append (self->lanes, g_ptr_array_index (lanes, i));
+  for (guint i = 0; counters != NULL && i < COWSCOPE_N_COUNTERS; i++)
+    if (counters[i] != NULL)
+      {
+        self->counters[i] = g_object_ref (counters[i]);
+        g_list_store_append (self->lanes, counters[i]);
+      }
+  return self;
+}

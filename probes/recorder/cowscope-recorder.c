@@ -650,6 +650,10 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
   if (o->progress)
     report_progress (o, loop.child, now_ns () - start_ns, result->processes, &result->totals);
 
+  /* Live readers of the session (the app) let go before finalizing. */
+  if (o->finalizing)
+    o->finalizing (result->session_path, o->finalizing_data);
+
   CowscopeSessionWriter *w = cowscope_collector_get_writer (loop.collector);
   const char *gpu;
   if (!o->cuda && !o->cuda_only)

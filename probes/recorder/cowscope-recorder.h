@@ -33,6 +33,13 @@ typedef struct {
 typedef void (*CowscopeRecordProgressFunc) (const CowscopeRecordProgress *progress,
                                             void *user_data);
 
+/* Called on the thread running cowscope_record() once the target has
+ * ended and every event is committed, just before the session is
+ * finalized (which renumbers events and leaves WAL mode): whoever reads
+ * the session while it records must close its connections before this
+ * returns. */
+typedef void (*CowscopeRecordFinalizingFunc) (const char *session_path, void *user_data);
+
 typedef struct {
   char **argv;          /* the target: PROGRAM ARGS (NULL-terminated) */
   char **env;           /* extra K=V for the target, or NULL */
@@ -54,6 +61,8 @@ typedef struct {
                                         * and once more with the final totals */
   void *progress_data;
   int64_t progress_interval_ms; /* 0: 100 */
+  CowscopeRecordFinalizingFunc finalizing; /* NULL: none */
+  void *finalizing_data;
 } CowscopeRecordOptions;
 
 typedef struct {

@@ -15,6 +15,7 @@
 #include "cowscope-record-dialog.h"
 #include "cowscope-recording-page.h"
 #include "cowscope-session.h"
+#include "cowscope-sharing-graph.h"
 #include "cowscope-window.h"
 
 static CowscopeApplication *app;
@@ -370,8 +371,74 @@ page_done (gpointer data)
   return !cowscope_recording_page_is_running (data);
 }
 
-/* A long recording shows live counters while it runs; Stop ends the
- * target as Ctrl+C would and its session opens, marked interrupted.
+/* What the live views of a recording page show. */
+typedef struct {
+  CowscopeRecordingPage *page;
+  guint   thread_lanes;
+  guint   counter_lanes;
+  guint64 events;       /* in the thread lanes */
+  guint   nodes;        /* of the graph laid out */
+  gint64  graph_seq;    /* events the graph was built from */
+  guint64 min_events;   /* live_views_grew: more than these */
+  gint64  min_graph_seq;
+} LiveViews;
+
+/* Reads the live timeline's lanes and the live graph's scene. */
+static void
+read_live_views (LiveViews *live)
+{
+  CowscopeTimelineView *timeline = cowscope_recording_page_get_timeline_view (live->page);
+  CowscopeGraphScene *scene = cowscope_graph_view_get_scene (cowscope_recording_page_get_graph_view (live->page));
+
+  live->thread_lanes = live->counter_lanes = 0;
+  live->events = 0;
+  for (guint i = 0; i < cowscope_timeline_view_get_n_lanes (timeline); i++)
+    {
+      CowscopeTimelineLane *lane = cowscope_timeline_view_get_lane (timeline, i);
+
+      if (cowscope_timeline_lane_get_kind (lane) == COWSCOPE_LANE_THREAD)
+        {
+          live->thread_lanes++;
+          live->events += cowscope_timeline_lane_get_n_events (lane);
+        }
+      else if (cowscope_timeline_lane_get_kind (lane) == COWSCOPE_LANE_COUNTER)
+        live->counter_lanes++;
+    }
+  live->nodes = 0;
+  live->graph_seq = -1;
+  if (scene != NULL)
+    {
+      CowscopeSharingGraph *graph = cowscope_graph_scene_get_graph (scene);
+
+      live->nodes = cowscope_sharing_graph_get_n_nodes (graph);
+      live->graph_seq = cowscope_sharing_graph_get_seq (graph);
+    }
+}
+
+/* The live timeline has events in thread lanes and the graph has nodes. */
+static gboolean
+live_views_filled (gpointer data)
+{
+  LiveViews *live = data;
+
+  read_live_views (live);
+  return live->thread_lanes > 0 && live->events > 0 && live->nodes > 0;
+}
+
+/* Both views moved on since min_events / min_graph_seq. */
+static gboolean
+live_views_grew (gpointer data)
+{
+  LiveViews *live = data;
+
+  read_live_views (live);
+  return live->events > live->min_events && live->graph_seq > live->min_graph_seq
+         && live->nodes > 0;
+}
+
+/* A long recording shows live counters, the live copy timeline and the
+ * live sharing graph while it runs, growing; Stop ends the target as
+ * Ctrl+C would and its session opens, marked interrupted.
  * Screenshots of the recording page: a widget snapshot and, when
  * ImageMagick's `import` is installed, the whole virtual screen. */
 static void
@@ -393,9 +460,28 @@ test_stop_recording (void)
   page = cowscope_recording_page_record (GTK_WINDOW (window), argv, NULL, NULL, FALSE, TRUE, FALSE);
   g_object_ref (page);
   g_assert_true (gui_test_wait_until (page_has_live_events, page, 30));
-  gui_test_spin (600);
+
+  /* While the target runs, the live timeline has thread lanes with
+   * events and the counter tracks, and the live graph has nodes ... */
+  LiveViews live = { .page = page };
+  g_assert_true (gui_test_wait_until (live_views_filled, &live, 30));
   g_assert_true (cowscope_recording_page_is_running (page));
-  g_assert_true (screenshot (GTK_WIDGET (window), "cowscope-recording-page"));
+  g_assert_cmpuint (live.thread_lanes, >=, 1);
+  g_assert_cmpuint (live.counter_lanes, ==, COWSCOPE_N_COUNTERS);
+  g_test_message ("live: %u thread lanes, %" G_GUINT64_FORMAT " events, %u graph nodes",
+                  live.thread_lanes, live.events, live.nodes);
+  guint updates = cowscope_recording_page_get_live_updates (page);
+
+  /* ... and both grow with later snapshots, still before it ends. */
+  live.min_events = live.events;
+  live.min_graph_seq = live.graph_seq;
+  g_assert_true (gui_test_wait_until (live_views_grew, &live, 30));
+  g_assert_cmpuint (cowscope_recording_page_get_live_updates (page), >, updates);
+  g_assert_true (cowscope_recording_page_is_running (page));
+  g_test_message ("later: %" G_GUINT64_FORMAT " events, graph of %" G_GINT64_FORMAT " events",
+                  live.events, live.graph_seq);
+
+  g_assert_true (screenshot (GTK_WIDGET (window), "cowscope-live-recording"));
   if (import != NULL)
     {
       g_autofree char *png = g_build_filename (dir != NULL ? dir : ".", "cowscope-recording-screen.png", NULL);
@@ -419,6 +505,118 @@ test_stop_recording (void)
   g_object_unref (page);
   gtk_window_destroy (GTK_WINDOW (window));
   gui_test_spin (50);
+}
+
+/* The first window that shows @page, or NULL. */
+static CowscopeWindow *
+find_window_showing (const char *page)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      if (COWSCOPE_IS_WINDOW (window)
+          && g_strcmp0 (cowscope_window_get_visible_page (COWSCOPE_WINDOW (window)), page) == 0)
+        return COWSCOPE_WINDOW (window);
+    }
+  return NULL;
+}
+
+/* Runs @args as the command line of the (registered) application, as
+ * `cowscope ARGS…` does in the launching process; returns its status. */
+static int
+run_command_line (const char * const *args)
+{
+  g_auto(GStrv) argv = g_strdupv ((char **) args);
+  int status = -1;
+
+  g_assert_true (G_APPLICATION_GET_CLASS (app)->local_command_line (G_APPLICATION (app), &argv,
+                                                                   &status));
+  return status;
+}
+
+/* `cowscope --record --output FILE -- DEMO …` records in a window and
+ * ends with that file open, finalized, saying how the demo ended. */
+static void
+test_command_line_record (void)
+{
+  g_autofree char *output = g_build_filename (tmp_dir, "command-line.cowscope", NULL);
+  const char *args[] = { "cowscope", "--record", "--output", output, "--",
+                         g_getenv ("COWSCOPE_DEMO"), "--quiet", "--steps", "3", "training", NULL };
+  CowscopeWindow *window;
+  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *opened = NULL;
+  gint64 exit_status = -1;
+
+  g_assert_null (find_window_showing ("recording"));
+  g_assert_cmpint (run_command_line (args), ==, 0);
+  window = find_window_showing ("recording");
+  g_assert_nonnull (window);
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  g_assert_true (gui_test_wait_until (window_shows_session, window, 60));
+  opened = g_file_get_path (cowscope_window_get_file (window));
+  g_assert_cmpstr (opened, ==, output);
+  session = cowscope_session_open (output, &error);
+  g_assert_no_error (error);
+  g_assert_true (cowscope_session_is_finalized (session));
+  g_assert_cmpstr (cowscope_session_get_meta (session, "target_end"), ==, "exited");
+  g_assert_true (cowscope_session_get_meta_int (session, "exit_status", &exit_status));
+  g_assert_cmpint (exit_status, ==, 0);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
+/* A program that does not exist: the window says so on its error page
+ * and the application keeps running. */
+static void
+test_command_line_missing_program (void)
+{
+  const char *args[] = { "cowscope", "--record", "--", "/nonexistent/cowscope-no-such-program",
+                         "--flag", NULL };
+  CowscopeWindow *window;
+
+  g_assert_null (find_window_showing ("error"));
+  g_assert_cmpint (run_command_line (args), ==, 0);
+  gui_test_spin (100);
+  window = find_window_showing ("error");
+  g_assert_nonnull (window);
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_nonnull (strstr (cowscope_window_get_error_description (window),
+                            "/nonexistent/cowscope-no-such-program"));
+  g_assert_true (g_application_get_is_registered (G_APPLICATION (app)));
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
+/* Unknown options, and a program not after "--", are refused with a
+ * message and exit status 2; nothing records. */
+static void
+test_command_line_bad_options (void)
+{
+  if (g_test_subprocess ())
+    {
+      const char *unknown[] = { "cowscope", "--record", "--bogus", "--", "/bin/true", NULL };
+      const char *no_separator[] = { "cowscope", "--record", "/bin/true", NULL };
+      const char *no_program[] = { "cowscope", "--record", "--cuda", "--", NULL };
+
+      g_assert_cmpint (run_command_line (unknown), ==, 2);
+      g_assert_cmpint (run_command_line (no_separator), ==, 2);
+      g_assert_cmpint (run_command_line (no_program), ==, 2);
+      g_assert_null (find_window_showing ("recording"));
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  /* (The quotes around "--" depend on the locale's charset.) */
+  g_test_trap_assert_stderr ("*--bogus*Usage: cowscope --record*"
+                             "*/bin/true*before the program to record*"
+                             "*needs the program*");
 }
 
 /* Removes @path and, if it is a folder, what is in it (one level). */
@@ -459,6 +657,9 @@ main (int   argc,
   g_test_add_func ("/cowscope/record/demo", test_record_demo);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
+  g_test_add_func ("/cowscope/command-line/record", test_command_line_record);
+  g_test_add_func ("/cowscope/command-line/missing-program", test_command_line_missing_program);
+  g_test_add_func ("/cowscope/command-line/bad-options", test_command_line_bad_options);
 
   status = g_test_run ();
 

@@ -1,0 +1,1171 @@
+/* cowscope-live-session.c — following a session while it records (see
+ * the header).
+ *
+ * The reader thread owns everything under `Reader` except the fields
+ * marked as shared; the main thread owns the GObject.  They meet in one
+ * mutex-protected slot holding the newest unpublished snapshot, which a
+ * single idle source per snapshot moves into the object.
+ *
+ * The rules that turn events into lanes, counters and graph nodes are
+ * those of the loader (cowscope-session-document.c) and the graph builder
+ * (cowscope-graph-builder.c), applied incrementally; keep them in step.
+ */
+#include "cowscope-live-session.h"
+
+#include <glib/gi18n-lib.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cowscope-lane-index.h"
+#include "cowscope-session-db.h"
+#include "cowscope-session-document-private.h"
+#include "cowscope-sharing-graph-private.h"
+#include "cowscope-timeline-lane-private.h"
+
+/* Rows read per query, and the time one poll may spend reading. */
+#define BATCH_ROWS 20000
+#define POLL_BUDGET_US (150 * 1000)
+#define POLL_MS 100
+#define COUNTER_BINS 4096
+
+/* The engine's dtype sizes by CowDType (the dtypes table is filled only
+ * when the session is finalized). */
+static const guint dtype_sizes[] = { 4, 8, 4, 8, 1, 1 };
+
+/* ---- the running state (reader thread) --------------------------------- */
+
+typedef struct {
+  gint64 ts;
+  gint64 id;
+  float bytes;
+  guint8 kind;
+} Instant;
+
+typedef struct {
+  gint64 start, end, id;
+  guint64 bytes;
+  guint8 kind;
+} Span;
+
+typedef struct {
+  guint32 pid;
+  gint64 tid;
+  GArray *instants;        /* Instant, in time order once `sorted` */
+  gboolean sorted;
+  GArray *spans;           /* Span, closed */
+  GHashTable *open_ranges; /* range id -> Span* (no end yet) */
+  GHashTable *open_copies; /* storage id -> Span* (materialize begin) */
+  char *name;
+} Lane;
+
+typedef struct {
+  CowscopeGraphNode node;
+  gint64 name_id;          /* strings.id of the tensor's name, or 0 */
+} Node;
+
+typedef struct {
+  gint64 ts;
+  double value;
+  guint8 counter;
+} CounterPoint;
+
+typedef struct {
+  gint refs;               /* atomic */
+  char *path;
+  GMainContext *context;
+  GWeakRef owner;          /* the CowscopeLiveSession */
+  guint interval_ms;
+
+  GMutex lock;             /* protects stop, pending, pending_graph, totals */
+  GCond cond;
+  gboolean stop;
+  CowscopeSessionDocument *pending;
+  CowscopeSharingGraph *pending_graph;
+  CowscopeLiveTotals totals;
+
+  /* Reader thread only. */
+  sqlite3 *db;
+  gint64 last_seq;
+  gboolean finalized;      /* seen meta.finalized = 1: seq is no longer read order */
+  GHashTable *lanes;       /* (pid << 32 | tid) -> Lane* */
+  GHashTable *nodes;       /* Node* (set, keyed by kind, pid, id) */
+  GHashTable *strings;     /* (pid << 40 ^ id) -> name */
+  GHashTable *contexts;    /* (pid << 44 ^ context) -> bytes shared by one sharer */
+  GArray *points;          /* CounterPoint */
+  double counter[COWSCOPE_N_COUNTERS];
+  gint64 start_ns, end_ns;
+  guint64 n_events;
+  CowscopeLiveTotals running;
+  gboolean changed;
+  gint64 last_publish_us;
+  gint64 publish_cost_us;
+} Reader;
+
+struct _CowscopeLiveSession {
+  GObject parent_instance;
+  Reader *reader;
+  GThread *thread;
+  GMutex thread_lock;      /* protects thread */
+  CowscopeSessionDocument *document;
+  CowscopeSharingGraph *graph;
+  CowscopeLiveTotals totals;
+  guint n_updates;
+};
+
+G_DEFINE_FINAL_TYPE (CowscopeLiveSession, cowscope_live_session, G_TYPE_OBJECT)
+
+enum { UPDATED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void
+lane_free (gpointer data)
+{
+  Lane *lane = data;
+  g_array_unref (lane->instants);
+  g_array_unref (lane->spans);
+  g_hash_table_unref (lane->open_ranges);
+  g_hash_table_unref (lane->open_copies);
+  g_free (lane->name);
+  g_free (lane);
+}
+
+static guint
+node_hash (gconstpointer key)
+{
+  const Node *n = key;
+  guint64 h = n->node.id * 0x9E3779B97F4A7C15ull;
+  h ^= ((guint64) n->node.pid << 8 | n->node.kind) * 0xC2B2AE3D27D4EB4Full;
+  return (guint) (h ^ (h >> 32));
+}
+
+static gboolean
+node_equal (gconstpointer a, gconstpointer b)
+{
+  const Node *x = a, *y = b;
+  return x->node.id == y->node.id && x->node.pid == y->node.pid && x->node.kind == y->node.kind;
+}
+
+static Reader *
+reader_new (const char *path, guint interval_ms)
+{
+  Reader *r = g_new0 (Reader, 1);
+  r->refs = 1;
+  r->path = g_strdup (path);
+  r->context = g_main_context_ref_thread_default ();
+  r->interval_ms = interval_ms > 0 ? interval_ms : 200;
+  g_mutex_init (&r->lock);
+  g_cond_init (&r->cond);
+  g_weak_ref_init (&r->owner, NULL);
+  r->lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, lane_free);
+  r->nodes = g_hash_table_new_full (node_hash, node_equal, g_free, NULL);
+  r->strings = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
+  r->contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  r->points = g_array_new (FALSE, FALSE, sizeof (CounterPoint));
+  r->start_ns = G_MAXINT64;
+  r->end_ns = G_MININT64;
+  return r;
+}
+
+static Reader *
+reader_ref (Reader *r)
+{
+  g_atomic_int_inc (&r->refs);
+  return r;
+}
+
+static void
+reader_unref (gpointer data)
+{
+  Reader *r = data;
+  if (!g_atomic_int_dec_and_test (&r->refs))
+    return;
+  g_clear_pointer (&r->db, sqlite3_close);
+  g_clear_object (&r->pending);
+  g_clear_object (&r->pending_graph);
+  g_hash_table_unref (r->lanes);
+  g_hash_table_unref (r->nodes);
+  g_hash_table_unref (r->strings);
+  g_hash_table_unref (r->contexts);
+  g_array_unref (r->points);
+  g_weak_ref_clear (&r->owner);
+  g_main_context_unref (r->context);
+  g_mutex_clear (&r->lock);
+  g_cond_clear (&r->cond);
+  g_free (r->path);
+  g_free (r);
+}
+
+/* Whether the reader was asked to stop. */
+static gboolean
+reader_stopping (Reader *r)
+{
+  g_mutex_lock (&r->lock);
+  gboolean stop = r->stop;
+  g_mutex_unlock (&r->lock);
+  return stop;
+}
+
+/* ---- events to lanes and counters ---------------------------------------- */
+
+/* The kind of timeline item an event is (as the loader's event_kind). */
+static guint8
+event_kind (gint64 type, gint64 aux)
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_ITEM_ALLOCATION;
+    case COWSCOPE_EV_ALLOCATION_FREE:
+    case COWSCOPE_EV_STORAGE_FREE:
+    case COWSCOPE_EV_TENSOR_FREE: return COWSCOPE_ITEM_FREE;
+    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_ITEM_STORAGE;
+    case COWSCOPE_EV_TENSOR_NEW:
+    case COWSCOPE_EV_TENSOR_NAME: return COWSCOPE_ITEM_TENSOR;
+    case COWSCOPE_EV_CONTEXT_NEW:
+    case COWSCOPE_EV_CONTEXT_REF:
+    case COWSCOPE_EV_CONTEXT_UNREF:
+    case COWSCOPE_EV_CONTEXT_FREE: return COWSCOPE_ITEM_CONTEXT;
+    case COWSCOPE_EV_LAZY_CLONE: return COWSCOPE_ITEM_LAZY_CLONE;
+    case COWSCOPE_EV_LAZY_CLONE_EAGER: return COWSCOPE_ITEM_EAGER_COPY;
+    case COWSCOPE_EV_MATERIALIZE_BEGIN: return COWSCOPE_ITEM_MATERIALIZE_BEGIN;
+    case COWSCOPE_EV_MATERIALIZE_END:
+      switch (aux & 0xff)
+        {
+        case COWSCOPE_MATERIALIZE_COPY: return COWSCOPE_ITEM_COPY;
+        case COWSCOPE_MATERIALIZE_STEAL: return COWSCOPE_ITEM_STEAL;
+        default: return COWSCOPE_ITEM_MATERIALIZE_FAILED;
+        }
+    case COWSCOPE_EV_SIMULATE_VIOLATION: return COWSCOPE_ITEM_VIOLATION;
+    case COWSCOPE_EV_RANGE_BEGIN:
+    case COWSCOPE_EV_RANGE_END: return COWSCOPE_ITEM_RANGE;
+    case COWSCOPE_EV_MARK: return COWSCOPE_ITEM_MARK;
+    default:
+      if (type >= COWSCOPE_EV_IPC_SEND && type <= COWSCOPE_EV_IPC_COLLECT)
+        return COWSCOPE_ITEM_IPC;
+      return COWSCOPE_ITEM_OTHER;
+    }
+}
+
+/* The byte count an event carries (as the loader's event_bytes). */
+static guint64
+event_bytes (gint64 type, const gint64 v[5])
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW:
+    case COWSCOPE_EV_ALLOCATION_FREE: return (guint64) v[1];
+    case COWSCOPE_EV_STORAGE_NEW:
+    case COWSCOPE_EV_STORAGE_FREE: return (guint64) v[2];
+    case COWSCOPE_EV_MATERIALIZE_BEGIN:
+    case COWSCOPE_EV_MATERIALIZE_END: return (guint64) v[3];
+    default: return 0;
+    }
+}
+
+/* The lane of (@pid, @tid), created on first use. */
+static Lane *
+lane_for (Reader *r, guint32 pid, gint64 tid)
+{
+  gint64 key = (gint64) (((guint64) pid << 32) | ((guint64) tid & 0xffffffffull));
+  Lane *lane = g_hash_table_lookup (r->lanes, &key);
+  if (lane == NULL)
+    {
+      lane = g_new0 (Lane, 1);
+      lane->pid = pid;
+      lane->tid = tid;
+      lane->instants = g_array_new (FALSE, FALSE, sizeof (Instant));
+      lane->sorted = TRUE;
+      lane->spans = g_array_new (FALSE, FALSE, sizeof (Span));
+      lane->open_ranges = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      lane->open_copies = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      g_hash_table_insert (r->lanes, g_memdup2 (&key, sizeof key), lane);
+    }
+  return lane;
+}
+
+/* Records that counter @counter is @value from @ts on. */
+static void
+counter_set (Reader *r, guint8 counter, gint64 ts, double value)
+{
+  r->counter[counter] = value;
+  CounterPoint p = { ts, value, counter };
+  g_array_append_val (r->points, p);
+}
+
+static gpointer
+pid_id_key (guint32 pid, gint64 id)
+{
+  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
+}
+
+/* The counter tracks' rules (as the loader's counters_apply). */
+static void
+counters_apply (Reader *r, guint32 pid, gint64 ts, gint64 type, const gint64 v[5])
+{
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW:
+      counter_set (r, COWSCOPE_COUNTER_BYTES_ALLOCATED, ts,
+                   r->counter[COWSCOPE_COUNTER_BYTES_ALLOCATED] + (double) v[1]);
+      break;
+    case COWSCOPE_EV_ALLOCATION_FREE:
+      counter_set (r, COWSCOPE_COUNTER_BYTES_ALLOCATED, ts,
+                   r->counter[COWSCOPE_COUNTER_BYTES_ALLOCATED] - (double) v[1]);
+      break;
+    case COWSCOPE_EV_STORAGE_NEW:
+      counter_set (r, COWSCOPE_COUNTER_LIVE_STORAGES, ts,
+                   r->counter[COWSCOPE_COUNTER_LIVE_STORAGES] + 1);
+      if (v[3] != 0)
+        {
+          g_hash_table_insert (r->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
+          counter_set (r, COWSCOPE_COUNTER_BYTES_SHARED, ts,
+                       r->counter[COWSCOPE_COUNTER_BYTES_SHARED] + (double) v[2]);
+        }
+      break;
+    case COWSCOPE_EV_STORAGE_FREE:
+      counter_set (r, COWSCOPE_COUNTER_LIVE_STORAGES, ts,
+                   r->counter[COWSCOPE_COUNTER_LIVE_STORAGES] - 1);
+      break;
+    case COWSCOPE_EV_CONTEXT_UNREF:
+      if (v[2] >= 1)
+        {
+          gpointer nbytes;
+          if (g_hash_table_lookup_extended (r->contexts, pid_id_key (pid, v[0]), NULL, &nbytes))
+            counter_set (r, COWSCOPE_COUNTER_BYTES_SHARED, ts,
+                         r->counter[COWSCOPE_COUNTER_BYTES_SHARED]
+                           - (double) GPOINTER_TO_SIZE (nbytes));
+        }
+      break;
+    case COWSCOPE_EV_CONTEXT_FREE:
+      g_hash_table_remove (r->contexts, pid_id_key (pid, v[0]));
+      break;
+    default:
+      break;
+    }
+}
+
+/* Appends the event to its lane: an instant, and the spans that
+ * materializations and user ranges make. */
+static void
+lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gint64 v[5])
+{
+  Instant in = { ts, seq, (float) event_bytes (type, v), event_kind (type, aux) };
+  if (lane->instants->len > 0
+      && ts < g_array_index (lane->instants, Instant, lane->instants->len - 1).ts)
+    lane->sorted = FALSE;
+  g_array_append_val (lane->instants, in);
+
+  switch (type)
+    {
+    case COWSCOPE_EV_MATERIALIZE_BEGIN:
+      {
+        Span *s = g_new0 (Span, 1);
+        s->start = ts;
+        s->id = seq;
+        s->bytes = (guint64) v[3];
+        g_hash_table_replace (lane->open_copies, g_memdup2 (&v[0], sizeof (gint64)), s);
+        break;
+      }
+    case COWSCOPE_EV_MATERIALIZE_END:
+      {
+        Span *s = g_hash_table_lookup (lane->open_copies, &v[0]);
+        Span span = { s != NULL ? s->start : ts, ts, s != NULL ? s->id : seq, (guint64) v[3],
+                      event_kind (type, aux) };
+        g_array_append_val (lane->spans, span);
+        g_hash_table_remove (lane->open_copies, &v[0]);
+        break;
+      }
+    case COWSCOPE_EV_RANGE_BEGIN:
+      {
+        Span *s = g_new0 (Span, 1);
+        s->start = ts;
+        s->id = v[0];
+        s->kind = COWSCOPE_ITEM_RANGE;
+        g_hash_table_replace (lane->open_ranges, g_memdup2 (&v[0], sizeof (gint64)), s);
+        break;
+      }
+    case COWSCOPE_EV_RANGE_END:
+      {
+        const Span *open = g_hash_table_lookup (lane->open_ranges, &v[0]);
+        if (open != NULL)
+          {
+            Span span = *open;
+            span.end = ts;
+            g_array_append_val (lane->spans, span);
+            g_hash_table_remove (lane->open_ranges, &v[0]);
+          }
+        break;
+      }
+    default:
+      break;
+    }
+}
+
+/* ---- events to the sharing graph ------------------------------------------- */
+
+/* The live node (@kind, @pid, @id), or NULL. */
+static Node *
+node_find (Reader *r, guint8 kind, guint32 pid, guint64 id)
+{
+  Node key = { .node = { .kind = kind, .pid = pid, .id = id } };
+  return g_hash_table_lookup (r->nodes, &key);
+}
+
+/* A cleared live node for (@kind, @pid, @id), replacing any old one. */
+static Node *
+node_add (Reader *r, guint8 kind, guint32 pid, guint64 id)
+{
+  Node *n = node_find (r, kind, pid, id);
+  if (n == NULL)
+    {
+      n = g_new0 (Node, 1);
+      n->node.kind = kind;
+      n->node.pid = pid;
+      n->node.id = id;
+      g_hash_table_add (r->nodes, n);
+    }
+  else
+    memset (&n->node, 0, sizeof n->node), n->name_id = 0;
+  n->node.kind = kind;
+  n->node.pid = pid;
+  n->node.id = id;
+  n->node.free_ts = -1;
+  return n;
+}
+
+static void
+node_remove (Reader *r, guint8 kind, guint32 pid, guint64 id)
+{
+  Node key = { .node = { .kind = kind, .pid = pid, .id = id } };
+  g_hash_table_remove (r->nodes, &key);
+}
+
+/* The graph builder's apply_event, on the live set (freed objects go). */
+static void
+graph_apply (Reader *r, gint64 type, gint64 aux, guint32 pid, const gint64 v[5])
+{
+  Node *n;
+  switch (type)
+    {
+    case COWSCOPE_EV_ALLOCATION_NEW:
+      n = node_add (r, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
+      n->node.alloc_kind = (guint8) aux;
+      n->node.nbytes = (guint64) v[1];
+      n->node.device = v[3];
+      break;
+    case COWSCOPE_EV_ALLOCATION_FREE:
+      node_remove (r, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
+      break;
+    case COWSCOPE_EV_STORAGE_NEW:
+      n = node_add (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
+      n->node.allocation_id = (guint64) v[1];
+      n->node.nbytes = (guint64) v[2];
+      n->node.context_id = (guint64) v[3];
+      n->node.source_id = (guint64) v[4];
+      break;
+    case COWSCOPE_EV_STORAGE_FREE:
+      node_remove (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
+      break;
+    case COWSCOPE_EV_TENSOR_NEW:
+      n = node_add (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
+      n->node.storage_id = (guint64) v[1];
+      n->node.source_id = (guint64) v[2];
+      n->node.numel = v[3];
+      n->node.dtype = (guint32) (aux & 0xff);
+      n->node.ndim = (guint32) ((aux >> 8) & 0xff);
+      break;
+    case COWSCOPE_EV_TENSOR_FREE:
+      node_remove (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
+      break;
+    case COWSCOPE_EV_TENSOR_NAME:
+      if ((n = node_find (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0])) != NULL)
+        n->name_id = v[1];
+      break;
+    case COWSCOPE_EV_CONTEXT_NEW:
+      n = node_add (r, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
+      n->node.allocation_id = (guint64) v[3];
+      n->node.storage_id = (guint64) v[1];
+      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL)
+        {
+          n->node.context_id = (guint64) v[0];
+          n->node.left_context_id = 0;
+        }
+      break;
+    case COWSCOPE_EV_CONTEXT_REF:
+      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL)
+        {
+          n->node.context_id = (guint64) v[0];
+          n->node.left_context_id = 0;
+        }
+      break;
+    case COWSCOPE_EV_CONTEXT_UNREF:
+      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL
+          && n->node.context_id == (guint64) v[0])
+        n->node.context_id = 0;
+      break;
+    case COWSCOPE_EV_CONTEXT_FREE:
+      node_remove (r, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
+      break;
+    case COWSCOPE_EV_MATERIALIZE_END:
+      if ((aux & 0xff) != COWSCOPE_MATERIALIZE_COPY && (aux & 0xff) != COWSCOPE_MATERIALIZE_STEAL)
+        break;
+      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0])) != NULL)
+        {
+          n->node.context_id = 0;
+          n->node.left_context_id = (guint64) v[1];
+          n->node.allocation_id = (guint64) v[2];
+        }
+      break;
+    default:
+      break;
+    }
+}
+
+/* Per-type totals. */
+static void
+totals_apply (CowscopeLiveTotals *t, gint64 type, gint64 aux, const gint64 v[5])
+{
+  t->events++;
+  if (type == COWSCOPE_EV_LAZY_CLONE)
+    t->lazy_clones++;
+  else if (type == COWSCOPE_EV_LAZY_CLONE_EAGER)
+    {
+      t->eager_copies++;
+      t->bytes_copied += (guint64) MAX (v[4], 0);
+    }
+  else if (type == COWSCOPE_EV_MATERIALIZE_END && (aux & 0xff) == COWSCOPE_MATERIALIZE_COPY)
+    {
+      t->copies++;
+      t->bytes_copied += (guint64) MAX (v[3], 0);
+    }
+  else if (type == COWSCOPE_EV_MATERIALIZE_END && (aux & 0xff) == COWSCOPE_MATERIALIZE_STEAL)
+    t->steals++;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+typedef struct {
+  gint64 seq, ts, type, aux, v[5];
+  guint32 pid;
+  gint64 tid;
+} Row;
+
+/* Time order within a batch; ties keep the order read (seq). */
+static int
+compare_rows (const void *a, const void *b)
+{
+  const Row *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Opens the session read-only once the recorder has created it. */
+static gboolean
+reader_open (Reader *r)
+{
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2 (r->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL)
+      != SQLITE_OK)
+    {
+      sqlite3_close (db);
+      return FALSE;
+    }
+  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_busy_timeout (db, 100);
+  r->db = db;
+  return TRUE;
+}
+
+/* Reads one batch of new events inside a read transaction (so that
+ * meta.finalized and the rows agree); returns the rows read, or -1 when
+ * the database cannot be read now. */
+static gint
+read_batch (Reader *r)
+{
+  if (sqlite3_exec (r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    return -1;
+  gint n = -1;
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (Row));
+  sqlite3_stmt *q = NULL;
+
+  if (sqlite3_prepare_v2 (r->db, "SELECT value FROM meta WHERE key = 'finalized'", -1, &q, NULL)
+      != SQLITE_OK)
+    goto out;
+  if (sqlite3_step (q) == SQLITE_ROW && sqlite3_column_int64 (q, 0) == 1)
+    {
+      /* Renumbered in time order: "seq > last" no longer means new. */
+      r->finalized = TRUE;
+      n = 0;
+      goto out;
+    }
+  g_clear_pointer (&q, sqlite3_finalize);
+
+  if (sqlite3_prepare_v2 (r->db,
+                          "SELECT seq, ts, pid, tid, type, aux, v0, v1, v2, v3, v4 FROM events"
+                          " WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                          -1, &q, NULL)
+      != SQLITE_OK)
+    goto out;
+  sqlite3_bind_int64 (q, 1, r->last_seq);
+  sqlite3_bind_int (q, 2, BATCH_ROWS);
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      Row row;
+      row.seq = sqlite3_column_int64 (q, 0);
+      row.ts = sqlite3_column_int64 (q, 1);
+      row.pid = (guint32) sqlite3_column_int64 (q, 2);
+      row.tid = sqlite3_column_int64 (q, 3);
+      row.type = sqlite3_column_int64 (q, 4);
+      row.aux = sqlite3_column_int64 (q, 5);
+      for (int k = 0; k < 5; k++)
+        row.v[k] = sqlite3_column_int64 (q, 6 + k); /* NULL reads as 0 */
+      g_array_append_val (rows, row);
+    }
+  if (rc != SQLITE_DONE)
+    goto out;
+  n = (gint) rows->len;
+
+out:
+  if (n < 0)
+    g_debug ("live: cannot read %s yet: %s", r->path, sqlite3_errmsg (r->db));
+  g_clear_pointer (&q, sqlite3_finalize);
+  sqlite3_exec (r->db, "COMMIT", NULL, NULL, NULL);
+  if (n <= 0)
+    return n;
+
+  /* Seq is drain order (one ring at a time): apply in time order. */
+  r->last_seq = g_array_index (rows, Row, rows->len - 1).seq;
+  g_array_sort (rows, compare_rows);
+  Lane *lane = NULL;
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const Row *row = &g_array_index (rows, Row, i);
+      if (lane == NULL || lane->pid != row->pid || lane->tid != row->tid)
+        lane = lane_for (r, row->pid, row->tid);
+      lane_apply (lane, row->seq, row->ts, row->type, row->aux, row->v);
+      counters_apply (r, row->pid, row->ts, row->type, row->v);
+      graph_apply (r, row->type, row->aux, row->pid, row->v);
+      totals_apply (&r->running, row->type, row->aux, row->v);
+      r->start_ns = MIN (r->start_ns, row->ts);
+      r->end_ns = MAX (r->end_ns, row->ts);
+    }
+  r->n_events += rows->len;
+  r->changed = TRUE;
+  return n;
+}
+
+/* Thread names from `threads` (small: read whole when a lane has none). */
+static void
+read_thread_names (Reader *r)
+{
+  gboolean missing = FALSE;
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, r->lanes);
+  while (!missing && g_hash_table_iter_next (&iter, NULL, &value))
+    missing = ((Lane *) value)->name == NULL;
+  if (!missing)
+    return;
+
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2 (r->db, "SELECT pid, tid, name FROM threads WHERE name IS NOT NULL", -1,
+                          &q, NULL)
+      != SQLITE_OK)
+    return;
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      gint64 key = (gint64) (((guint64) sqlite3_column_int64 (q, 0) << 32)
+                             | ((guint64) sqlite3_column_int64 (q, 1) & 0xffffffffull));
+      Lane *lane = g_hash_table_lookup (r->lanes, &key);
+      if (lane != NULL && lane->name == NULL)
+        lane->name = cowscope_session_db_column_text (q, 2);
+    }
+  sqlite3_finalize (q);
+}
+
+/* The name of string @id of @pid (cached; NULL when not written yet). */
+static const char *
+lookup_string (Reader *r, sqlite3_stmt *q, guint32 pid, gint64 id)
+{
+  gpointer key = GSIZE_TO_POINTER (((guint64) pid << 40) ^ (guint64) id);
+  const char *name = g_hash_table_lookup (r->strings, key);
+  if (name != NULL || q == NULL)
+    return name;
+  sqlite3_reset (q);
+  sqlite3_bind_int64 (q, 1, pid);
+  sqlite3_bind_int64 (q, 2, id);
+  if (sqlite3_step (q) == SQLITE_ROW)
+    {
+      char *text = cowscope_session_db_column_text (q, 0);
+      if (text != NULL)
+        g_hash_table_insert (r->strings, key, text);
+      return text;
+    }
+  return NULL;
+}
+
+/* ---- snapshots ------------------------------------------------------------------- */
+
+static int
+compare_lanes (gconstpointer a, gconstpointer b)
+{
+  const Lane *x = *(Lane *const *) a, *y = *(Lane *const *) b;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static int
+compare_instants (gconstpointer a, gconstpointer b)
+{
+  const Instant *x = a, *y = b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The timeline lanes of the current state (new, immutable objects). */
+static GPtrArray *
+build_lanes (Reader *r)
+{
+  g_autoptr (GPtrArray) sorted = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, r->lanes);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (sorted, value);
+  g_ptr_array_sort (sorted, compare_lanes);
+
+  GPtrArray *lanes = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < sorted->len; i++)
+    {
+      Lane *lane = g_ptr_array_index (sorted, i);
+      if (!lane->sorted)
+        {
+          g_array_sort (lane->instants, compare_instants);
+          lane->sorted = TRUE;
+        }
+      CowscopeLaneIndex *index = cowscope_lane_index_new ();
+      for (guint k = 0; k < lane->instants->len; k++)
+        {
+          const Instant *in = &g_array_index (lane->instants, Instant, k);
+          cowscope_lane_index_append (index, in->ts, in->id, in->kind, (guint64) in->bytes);
+        }
+      for (guint k = 0; k < lane->spans->len; k++)
+        {
+          const Span *s = &g_array_index (lane->spans, Span, k);
+          cowscope_lane_index_add_span (index, s->start, s->end, s->id, s->kind, s->bytes);
+        }
+      /* Ranges still open run to the newest event. */
+      GHashTableIter open;
+      g_hash_table_iter_init (&open, lane->open_ranges);
+      while (g_hash_table_iter_next (&open, NULL, &value))
+        {
+          const Span *s = value;
+          cowscope_lane_index_add_span (index, s->start, r->end_ns, s->id, s->kind, 0);
+        }
+      cowscope_lane_index_finish (index);
+
+      g_autofree char *tid = g_strdup_printf ("%" G_GINT64_FORMAT, lane->tid);
+      g_autofree char *title = lane->name != NULL
+                                 ? g_strdup_printf (_("%s (thread %s)"), lane->name, tid)
+                                 : g_strdup_printf (_("Thread %s"), tid);
+      g_ptr_array_add (lanes, cowscope_timeline_lane_new_events (COWSCOPE_LANE_THREAD, title,
+                                                                 lane->pid, lane->tid, -1,
+                                                                 index));
+    }
+  return lanes;
+}
+
+/* The counter tracks of the current state, binned over the session. */
+static void
+build_counters (Reader *r, CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS])
+{
+  static const char *const titles[COWSCOPE_N_COUNTERS] = {
+    N_("Bytes allocated"), N_("Bytes shared lazily"), N_("Live storages"),
+  };
+  CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    series[i] = cowscope_counter_series_new (r->start_ns, r->end_ns, COUNTER_BINS);
+  for (guint k = 0; k < r->points->len; k++)
+    {
+      const CounterPoint *p = &g_array_index (r->points, CounterPoint, k);
+      cowscope_counter_series_set (series[p->counter], p->ts, p->value);
+    }
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    {
+      cowscope_counter_series_finish (series[i]);
+      counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
+                                                        _(titles[i]),
+                                                        series[i]);
+    }
+}
+
+static int
+compare_nodes (const void *a, const void *b)
+{
+  const CowscopeGraphNode *x = a, *y = b;
+  if (x->kind != y->kind)
+    return x->kind < y->kind ? -1 : 1;
+  if (x->pid != y->pid)
+    return x->pid < y->pid ? -1 : 1;
+  return (x->id > y->id) - (x->id < y->id);
+}
+
+static gint
+find_node (GArray *nodes, guint8 kind, guint32 pid, guint64 id)
+{
+  if (id == 0)
+    return -1;
+  CowscopeGraphNode key = { .kind = kind, .pid = pid, .id = id };
+  const CowscopeGraphNode *found =
+    bsearch (&key, nodes->data, nodes->len, sizeof (CowscopeGraphNode), compare_nodes);
+  return found ? (gint) (found - (const CowscopeGraphNode *) nodes->data) : -1;
+}
+
+static void
+add_edge (GArray *edges, gint from, gint to, guint8 kind)
+{
+  if (from < 0 || to < 0)
+    return;
+  CowscopeGraphEdge e = { (guint32) from, (guint32) to, kind };
+  g_array_append_val (edges, e);
+}
+
+/* The sharing graph of the live objects, with the states and edges the
+ * graph builder's assemble() derives. */
+static CowscopeSharingGraph *
+build_graph (Reader *r)
+{
+  GArray *nodes = g_array_sized_new (FALSE, TRUE, sizeof (CowscopeGraphNode),
+                                     g_hash_table_size (r->nodes));
+  GStringChunk *labels = g_string_chunk_new (4096);
+  sqlite3_stmt *q = NULL;
+  if (sqlite3_prepare_v2 (r->db, "SELECT value FROM strings WHERE pid = ?1 AND id = ?2", -1, &q,
+                          NULL)
+      != SQLITE_OK)
+    g_clear_pointer (&q, sqlite3_finalize);
+  GHashTableIter iter;
+  gpointer key;
+  g_hash_table_iter_init (&iter, r->nodes);
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    {
+      Node *n = key;
+      CowscopeGraphNode node = n->node;
+      const char *name = n->name_id != 0 ? lookup_string (r, q, node.pid, n->name_id) : NULL;
+      node.label = name != NULL ? g_string_chunk_insert_const (labels, name) : NULL;
+      g_array_append_val (nodes, node);
+    }
+  g_clear_pointer (&q, sqlite3_finalize);
+  g_array_sort (nodes, compare_nodes);
+
+  GArray *edges = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge));
+  CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      if (n[i].kind == COWSCOPE_NODE_STORAGE)
+        {
+          if (n[i].context_id != 0)
+            {
+              gint ctx = find_node (nodes, COWSCOPE_NODE_CONTEXT, n[i].pid, n[i].context_id);
+              n[i].state = COWSCOPE_NODE_STATE_SHARED;
+              if (ctx >= 0)
+                n[ctx].refcount++;
+              add_edge (edges, (gint) i, ctx, COWSCOPE_EDGE_LAZY_COPY_OF);
+              gint src = find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id);
+              if (src >= 0 && n[src].context_id == n[i].context_id)
+                add_edge (edges, (gint) i, src, COWSCOPE_EDGE_LAZY_COPY_OF);
+            }
+          else
+            {
+              n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
+                                                     : COWSCOPE_NODE_STATE_OWNED;
+              add_edge (edges, (gint) i,
+                        find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
+                        COWSCOPE_EDGE_OWNS);
+              if (n[i].left_context_id != 0)
+                {
+                  add_edge (edges, (gint) i,
+                            find_node (nodes, COWSCOPE_NODE_CONTEXT, n[i].pid,
+                                       n[i].left_context_id),
+                            COWSCOPE_EDGE_MATERIALIZED_FROM);
+                  add_edge (edges, (gint) i,
+                            find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id),
+                            COWSCOPE_EDGE_MATERIALIZED_FROM);
+                }
+            }
+        }
+      else if (n[i].kind == COWSCOPE_NODE_CONTEXT)
+        {
+          n[i].state = COWSCOPE_NODE_STATE_SHARED;
+          add_edge (edges, (gint) i,
+                    find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
+                    COWSCOPE_EDGE_OWNS);
+        }
+    }
+  for (guint i = 0; i < nodes->len; i++)
+    {
+      if (n[i].kind == COWSCOPE_NODE_CONTEXT)
+        {
+          gint a = find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+          if (a >= 0)
+            n[a].state = COWSCOPE_NODE_STATE_SHARED;
+        }
+      else if (n[i].kind == COWSCOPE_NODE_STORAGE && n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED)
+        {
+          gint a = find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+          if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
+            n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
+        }
+      else if (n[i].kind == COWSCOPE_NODE_TENSOR)
+        {
+          gint s = find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].storage_id);
+          if (s >= 0)
+            n[i].state = n[s].state;
+          guint size = n[i].dtype < G_N_ELEMENTS (dtype_sizes) ? dtype_sizes[n[i].dtype] : 1;
+          n[i].nbytes = (guint64) MAX (n[i].numel, 0) * size;
+          add_edge (edges, (gint) i, s, COWSCOPE_EDGE_VIEW_OF);
+          gint base = find_node (nodes, COWSCOPE_NODE_TENSOR, n[i].pid, n[i].source_id);
+          if (base >= 0 && n[base].storage_id == n[i].storage_id)
+            add_edge (edges, (gint) i, base, COWSCOPE_EDGE_VIEW_OF);
+        }
+    }
+  return cowscope_sharing_graph_new_take (nodes, edges, labels, (gint64) r->n_events, r->end_ns,
+                                          -1, r->n_events);
+}
+
+/* Main context: moves the pending snapshot into the object. */
+static gboolean
+deliver (gpointer data)
+{
+  Reader *r = data;
+  g_autoptr (CowscopeLiveSession) self = g_weak_ref_get (&r->owner);
+  g_mutex_lock (&r->lock);
+  CowscopeSessionDocument *document = g_steal_pointer (&r->pending);
+  CowscopeSharingGraph *graph = g_steal_pointer (&r->pending_graph);
+  CowscopeLiveTotals totals = r->totals;
+  gboolean stop = r->stop;
+  g_mutex_unlock (&r->lock);
+
+  if (self != NULL && document != NULL && !stop)
+    {
+      g_clear_object (&self->document);
+      g_clear_object (&self->graph);
+      self->document = g_steal_pointer (&document);
+      self->graph = g_steal_pointer (&graph);
+      self->totals = totals;
+      self->n_updates++;
+      g_signal_emit (self, signals[UPDATED], 0);
+    }
+  g_clear_object (&document);
+  g_clear_object (&graph);
+  return G_SOURCE_REMOVE;
+}
+
+/* Builds a snapshot of the current state and hands it to the main
+ * context (replacing one not delivered yet). */
+static void
+publish (Reader *r)
+{
+  gint64 t0 = g_get_monotonic_time ();
+  read_thread_names (r);
+  g_autoptr (GPtrArray) lanes = build_lanes (r);
+  CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS];
+  build_counters (r, counters);
+  CowscopeSessionDocument *document =
+    cowscope_session_document_new_snapshot (r->path, r->start_ns, r->end_ns + 1, r->n_events,
+                                            lanes, counters);
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    g_object_unref (counters[i]);
+  CowscopeSharingGraph *graph = build_graph (r);
+
+  g_mutex_lock (&r->lock);
+  gboolean schedule = r->pending == NULL;
+  g_clear_object (&r->pending);
+  g_clear_object (&r->pending_graph);
+  r->pending = document;
+  r->pending_graph = graph;
+  r->totals = r->running;
+  g_mutex_unlock (&r->lock);
+  if (schedule)
+    {
+      GSource *source = g_idle_source_new ();
+      /* As the page's own refresh timer: a busy main loop (a chatty
+       * target's output) must not starve the live views. */
+      g_source_set_priority (source, G_PRIORITY_DEFAULT);
+      g_source_set_callback (source, deliver, reader_ref (r), reader_unref);
+      g_source_set_static_name (source, "[cowscope] live session");
+      g_source_attach (source, r->context);
+      g_source_unref (source);
+    }
+  r->changed = FALSE;
+  r->last_publish_us = g_get_monotonic_time ();
+  r->publish_cost_us = r->last_publish_us - t0;
+  g_debug ("live: snapshot of %" G_GUINT64_FORMAT " events, %u objects in %.1f ms",
+           r->n_events, g_hash_table_size (r->nodes), r->publish_cost_us / 1e3);
+}
+
+/* The reader thread: polls, applies, publishes, until stopped. */
+static gpointer
+reader_thread (gpointer data)
+{
+  Reader *r = data;
+  while (!reader_stopping (r))
+    {
+      if (r->db == NULL)
+        reader_open (r);
+      gboolean behind = FALSE;
+      if (r->db != NULL && !r->finalized)
+        {
+          gint64 deadline = g_get_monotonic_time () + POLL_BUDGET_US;
+          while ((behind = read_batch (r) == BATCH_ROWS) && g_get_monotonic_time () < deadline
+                 && !reader_stopping (r))
+            ;
+        }
+      /* Publishing copies the state: never spend most of the time on it. */
+      gint64 now = g_get_monotonic_time ();
+      gint64 gap = MAX ((gint64) r->interval_ms * 1000, 2 * r->publish_cost_us);
+      if (r->changed && r->db != NULL && now - r->last_publish_us >= gap)
+        publish (r);
+
+      /* Catching up: read on at once (publishing keeps its pace). */
+      if (behind)
+        continue;
+      g_mutex_lock (&r->lock);
+      if (!r->stop)
+        g_cond_wait_until (&r->cond, &r->lock,
+                           g_get_monotonic_time () + MIN (POLL_MS, r->interval_ms) * 1000);
+      g_mutex_unlock (&r->lock);
+    }
+  g_clear_pointer (&r->db, sqlite3_close);
+  reader_unref (r);
+  return NULL;
+}
+
+/* ---- the object ----------------------------------------------------------------- */
+
+static void
+cowscope_live_session_dispose (GObject *object)
+{
+  CowscopeLiveSession *self = COWSCOPE_LIVE_SESSION (object);
+  cowscope_live_session_stop (self);
+  g_clear_object (&self->document);
+  g_clear_object (&self->graph);
+  G_OBJECT_CLASS (cowscope_live_session_parent_class)->dispose (object);
+}
+
+static void
+cowscope_live_session_finalize (GObject *object)
+{
+  CowscopeLiveSession *self = COWSCOPE_LIVE_SESSION (object);
+  g_clear_pointer (&self->reader, reader_unref);
+  g_mutex_clear (&self->thread_lock);
+  G_OBJECT_CLASS (cowscope_live_session_parent_class)->finalize (object);
+}
+
+static void
+cowscope_live_session_class_init (CowscopeLiveSessionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  object_class->dispose = cowscope_live_session_dispose;
+  object_class->finalize = cowscope_live_session_finalize;
+
+  /**
+   * CowscopeLiveSession::updated:
+   *
+   * A new snapshot (document, graph, totals) was delivered.
+   */
+  signals[UPDATED] = g_signal_new ("updated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                   NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+cowscope_live_session_init (CowscopeLiveSession *self)
+{
+  g_mutex_init (&self->thread_lock);
+}
+
+/* A follower of the session being recorded at @path (not started). */
+CowscopeLiveSession *
+cowscope_live_session_new (const char *path)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  CowscopeLiveSession *self = g_object_new (COWSCOPE_TYPE_LIVE_SESSION, NULL);
+  self->reader = reader_new (path, 0);
+  g_weak_ref_set (&self->reader->owner, self);
+  return self;
+}
+
+/* Starts the reader thread; see the header. */
+void
+cowscope_live_session_start (CowscopeLiveSession *self, guint interval_ms)
+{
+  g_return_if_fail (COWSCOPE_IS_LIVE_SESSION (self));
+  g_mutex_lock (&self->thread_lock);
+  g_mutex_lock (&self->reader->lock);
+  gboolean stopped = self->reader->stop;
+  g_mutex_unlock (&self->reader->lock);
+  if (self->thread == NULL && !stopped)
+    {
+      Reader *r = self->reader;
+      g_main_context_unref (r->context);
+      r->context = g_main_context_ref_thread_default ();
+      r->interval_ms = interval_ms > 0 ? interval_ms : 200;
+      self->thread = g_thread_new ("cowscope-live", reader_thread, reader_ref (r));
+    }
+  g_mutex_unlock (&self->thread_lock);
+}
+
+/* Stops and joins the reader thread; see the header. */
+void
+cowscope_live_session_stop (CowscopeLiveSession *self)
+{
+  g_return_if_fail (COWSCOPE_IS_LIVE_SESSION (self));
+  g_mutex_lock (&self->reader->lock);
+  self->reader->stop = TRUE;
+  g_cond_broadcast (&self->reader->cond);
+  g_mutex_unlock (&self->reader->lock);
+
+  g_mutex_lock (&self->thread_lock);
+  GThread *thread = g_steal_pointer (&self->thread);
+  g_mutex_unlock (&self->thread_lock);
+  if (thread != NULL)
+    g_thread_join (thread);
+}
+
+/* The newest snapshot document, or NULL. */
+CowscopeSessionDocument *
+cowscope_live_session_get_document (CowscopeLiveSession *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_LIVE_SESSION (self), NULL);
+  return self->document;
+}
+
+/* The newest live graph, or NULL. */
+CowscopeSharingGraph *
+cowscope_live_session_get_graph (CowscopeLiveSession *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_LIVE_SESSION (self), NULL);
+  return self->graph;
+}
+
+/* The totals of the newest snapshot. */
+void
+cowscope_live_session_get_totals (CowscopeLiveSession *self, CowscopeLiveTotals *totals)
+{
+  g_return_if_fail (COWSCOPE_IS_LIVE_SESSION (self));
+  g_return_if_fail (totals != NULL);
+  *totals = self->totals;
+}
+
+/* Snapshots delivered so far. */
+guint
+cowscope_live_session_get_n_updates (CowscopeLiveSession *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_LIVE_SESSION (self), 0);
+  return self->n_updates;
+}
