@@ -2,6 +2,7 @@
 #include "cowscope-stack-frame.h"
 
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 
 struct _CowscopeStackFrame {
   GObject parent_instance;
@@ -80,7 +81,7 @@ cowscope_stack_frame_new (guint64 address, const char *module, const char *funct
   else if (function != NULL)
     self->display = g_strdup (function);
   else
-    self->display = g_strdup_printf (_("0x%" G_GINT64_MODIFIER "x in %s"), address,
+    self->display = g_strdup_printf (_("0x%" PRIx64 " in %s"), address,
                                      module ? module : _("unknown module"));
   return self;
 }
