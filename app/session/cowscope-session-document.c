@@ -7,6 +7,7 @@
 
 #include "cowscope-ipc-private.h"
 #include "cowscope-lane-index.h"
+#include "cowscope-lane-rules.h"
 #include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-model-error.h"
@@ -274,60 +275,6 @@ load_names (sqlite3 *db, const char *path, const char *sql, GHashTable *table,
   return TRUE;
 }
 
-/* The kind of timeline item an event is. */
-static guint8
-event_kind (gint64 type, gint64 aux)
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_ITEM_ALLOCATION;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-    case COWSCOPE_EV_STORAGE_FREE:
-    case COWSCOPE_EV_TENSOR_FREE: return COWSCOPE_ITEM_FREE;
-    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_ITEM_STORAGE;
-    case COWSCOPE_EV_TENSOR_NEW:
-    case COWSCOPE_EV_TENSOR_NAME: return COWSCOPE_ITEM_TENSOR;
-    case COWSCOPE_EV_CONTEXT_NEW:
-    case COWSCOPE_EV_CONTEXT_REF:
-    case COWSCOPE_EV_CONTEXT_UNREF:
-    case COWSCOPE_EV_CONTEXT_FREE: return COWSCOPE_ITEM_CONTEXT;
-    case COWSCOPE_EV_LAZY_CLONE: return COWSCOPE_ITEM_LAZY_CLONE;
-    case COWSCOPE_EV_LAZY_CLONE_EAGER: return COWSCOPE_ITEM_EAGER_COPY;
-    case COWSCOPE_EV_MATERIALIZE_BEGIN: return COWSCOPE_ITEM_MATERIALIZE_BEGIN;
-    case COWSCOPE_EV_MATERIALIZE_END:
-      switch (aux & 0xff)
-        {
-        case COWSCOPE_MATERIALIZE_COPY: return COWSCOPE_ITEM_COPY;
-        case COWSCOPE_MATERIALIZE_STEAL: return COWSCOPE_ITEM_STEAL;
-        default: return COWSCOPE_ITEM_MATERIALIZE_FAILED;
-        }
-    case COWSCOPE_EV_SIMULATE_VIOLATION: return COWSCOPE_ITEM_VIOLATION;
-    case COWSCOPE_EV_RANGE_BEGIN:
-    case COWSCOPE_EV_RANGE_END: return COWSCOPE_ITEM_RANGE;
-    case COWSCOPE_EV_MARK: return COWSCOPE_ITEM_MARK;
-    default:
-      if (type >= COWSCOPE_EV_IPC_SEND && type <= COWSCOPE_EV_IPC_COLLECT)
-        return COWSCOPE_ITEM_IPC;
-      return COWSCOPE_ITEM_OTHER;
-    }
-}
-
-/* The byte count an event carries (0 when none). */
-static guint64
-event_bytes (gint64 type, const gint64 v[4])
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-    case COWSCOPE_EV_ALLOCATION_FREE: return (guint64) v[1];
-    case COWSCOPE_EV_STORAGE_NEW:
-    case COWSCOPE_EV_STORAGE_FREE: return (guint64) v[2];
-    case COWSCOPE_EV_MATERIALIZE_BEGIN:
-    case COWSCOPE_EV_MATERIALIZE_END: return (guint64) v[3];
-    default: return 0;
-    }
-}
-
 typedef struct {
   guint32 pid;
   gint64 tid;
@@ -374,68 +321,20 @@ compare_lane_builds (gconstpointer a, gconstpointer b)
   return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Counter state while scanning events in seq order. */
+/* Counter state while scanning events in time order. */
 typedef struct {
-  double allocated, shared, storages;
-  GHashTable *contexts; /* (pid, context id) key -> nbytes shared by one sharer */
+  CowscopeCounterRules rules;
   CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
 } Counters;
-
-/* A 64-bit key for (pid, id); ids are process-wide counters far below
- * 2^44, so the fold is exact in practice (and only feeds counters). */
-static gpointer
-pid_id_key (guint32 pid, gint64 id)
-{
-  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
-}
 
 /* Applies one event's effect on the counter tracks. */
 static void
 counters_apply (Counters *c, guint32 pid, gint64 ts, gint64 type, const gint64 v[4])
 {
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-      c->allocated += (double) v[1];
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
-      break;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-      c->allocated -= (double) v[1];
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
-      break;
-    case COWSCOPE_EV_STORAGE_NEW:
-      c->storages += 1;
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
-      if (v[3] != 0)
-        {
-          /* A lazy clone: one more sharer of the context's bytes. */
-          g_hash_table_insert (c->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
-          c->shared += (double) v[2];
-          cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts, c->shared);
-        }
-      break;
-    case COWSCOPE_EV_STORAGE_FREE:
-      c->storages -= 1;
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
-      break;
-    case COWSCOPE_EV_CONTEXT_UNREF:
-      if (v[2] >= 1)
-        {
-          gpointer nbytes;
-          if (g_hash_table_lookup_extended (c->contexts, pid_id_key (pid, v[0]), NULL, &nbytes))
-            {
-              c->shared -= (double) GPOINTER_TO_SIZE (nbytes);
-              cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts,
-                                           c->shared);
-            }
-        }
-      break;
-    case COWSCOPE_EV_CONTEXT_FREE:
-      g_hash_table_remove (c->contexts, pid_id_key (pid, v[0]));
-      break;
-    default:
-      break;
-    }
+  guint changed = cowscope_counter_rules_apply (&c->rules, pid, type, v);
+  for (guint k = 0; changed != 0; k++, changed >>= 1)
+    if (changed & 1)
+      cowscope_counter_series_set (c->series[k], ts, c->rules.value[k]);
 }
 
 /* Reads one integer result of @sql into @a and @b (NULL -> fallback). */
@@ -455,21 +354,6 @@ query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b
   *a = cowscope_session_db_column_int (stmt, 0, fallback);
   *b = cowscope_session_db_column_int (stmt, 1, fallback);
   return TRUE;
-}
-
-/* The item kind of a CUDA record from its cuda_kinds name. */
-static guint8
-cuda_kind (const char *name)
-{
-  if (name == NULL)
-    return COWSCOPE_ITEM_CUDA_OTHER;
-  if (strstr (name, "memcpy") != NULL)
-    return COWSCOPE_ITEM_CUDA_MEMCPY;
-  if (strstr (name, "memset") != NULL)
-    return COWSCOPE_ITEM_CUDA_MEMSET;
-  if (strstr (name, "kernel") != NULL)
-    return COWSCOPE_ITEM_CUDA_KERNEL;
-  return COWSCOPE_ITEM_CUDA_OTHER;
 }
 
 /* Schema 2: fills the lanes from timeline_lanes/_chunks/_spans and the
@@ -548,13 +432,13 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
               if (cuda)
                 {
                   gint64 key = code;
-                  kind = cuda_kind (g_hash_table_lookup (cuda_names, &key));
+                  kind = cowscope_lane_rules_cuda_kind (g_hash_table_lookup (cuda_names, &key));
                 }
               else if (pass == 1)
                 kind = code == 255 ? COWSCOPE_ITEM_RANGE
-                                   : event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
+                                   : cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
               else
-                kind = event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
+                kind = cowscope_lane_rules_event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
                                            ? cowscope_packed_byte (&r) : 0);
               guint64 bytes = cowscope_packed_u (&r);
               if (!cowscope_packed_reader_ok (&r))
@@ -745,7 +629,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
   g_autoptr (GHashTable) lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                         lane_build_free);
   Counters counters = { 0 };
-  counters.contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  cowscope_counter_rules_init (&counters.rules);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     counters.series[i] = cowscope_counter_series_new (min_ts, max_ts, COUNTER_BINS);
 
@@ -779,8 +663,8 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
           v[k] = sqlite3_column_int64 (scan, 6 + k); /* NULL reads as 0 */
         if (last == NULL || last->pid != pid || last->tid != tid)
           last = lane_for (lanes, pid, tid, -1);
-        cowscope_lane_index_append (last->index, ts, seq, event_kind (type, aux),
-                                    event_bytes (type, v));
+        cowscope_lane_index_append (last->index, ts, seq, cowscope_lane_rules_event_kind (type, aux),
+                                    cowscope_lane_rules_event_bytes (type, v));
         counters_apply (&counters, pid, ts, type, v);
         if ((++n & 0xffff) == 0)
           {
@@ -815,7 +699,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       cowscope_lane_index_add_span (build->index, begin,
                                     cowscope_session_db_column_int (scan, 4, begin),
                                     sqlite3_column_int64 (scan, 0),
-                                    event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
+                                    cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
                                     (guint64) cowscope_session_db_column_int (scan, 6, 0));
     }
   if (rc != SQLITE_DONE)
@@ -863,7 +747,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
                                    cowscope_session_db_column_int (scan, 3, 0),
                                    MAX (cowscope_session_db_column_int (scan, 2, 0), 0));
-      guint8 kind = cuda_kind ((const char *) sqlite3_column_text (scan, 7));
+      guint8 kind = cowscope_lane_rules_cuda_kind ((const char *) sqlite3_column_text (scan, 7));
       gint64 id = sqlite3_column_int64 (scan, 0);
       guint64 bytes = (guint64) cowscope_session_db_column_int (scan, 6, 0);
       cowscope_lane_index_append (build->index, start, id, kind, bytes);
@@ -940,7 +824,7 @@ lanes_done:
 
 out:
   g_clear_pointer (&scan, sqlite3_finalize);
-  g_hash_table_unref (counters.contexts);
+  cowscope_counter_rules_clear (&counters.rules);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     cowscope_counter_series_free (counters.series[i]);
   return ok;
