@@ -8,6 +8,7 @@
 #include "cowscope-ipc-private.h"
 #include "cowscope-lane-index.h"
 #include "cowscope-lane-rules.h"
+#include "cowscope-packed-lane.h"
 #include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-model-error.h"
@@ -31,6 +32,8 @@ struct _CowscopeSessionDocument {
   CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS];
   GMutex pool_lock;         /* protects pool */
   GPtrArray *pool;          /* idle sqlite3 connections */
+  gboolean eager;           /* decode every chunk at open (the old design) */
+  CowscopeChunkStore *store; /* schema 2: the decoded chunks of every lane */
 };
 
 enum {
@@ -70,6 +73,7 @@ cowscope_session_document_finalize (GObject *object)
   g_clear_object (&self->lanes);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     g_clear_object (&self->counters[i]);
+  g_clear_pointer (&self->store, cowscope_chunk_store_unref);
   for (guint i = 0; self->pool && i < self->pool->len; i++)
     sqlite3_close (g_ptr_array_index (self->pool, i));
   g_clear_pointer (&self->pool, g_ptr_array_unref);
@@ -280,6 +284,7 @@ typedef struct {
   gint64 tid;
   gint64 device;
   CowscopeLaneIndex *index;
+  CowscopePackedLane *packed; /* schema 2, read lazily: the instants */
 } LaneBuild;
 
 static void
@@ -287,6 +292,7 @@ lane_build_free (gpointer data)
 {
   LaneBuild *build = data;
   cowscope_lane_index_free (build->index);
+  cowscope_packed_lane_free (build->packed);
   g_free (build);
 }
 
@@ -357,7 +363,12 @@ query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b
 }
 
 /* Schema 2: fills the lanes from timeline_lanes/_chunks/_spans and the
- * counter series from timeline_counters, without reading `events`. */
+ * counter series from timeline_counters, without reading `events`.  The
+ * instants stay in the file: each lane gets its chunks' rows (times and
+ * counts, not their BLOBs) and decodes them when a query needs them
+ * (cowscope-packed-lane.h); spans are decoded now.  An eager document
+ * (the design before lazy lanes, kept to compare with) decodes every
+ * chunk into memory instead. */
 static gboolean
 load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
              Counters *counters, gint64 max_ts, GCancellable *cancellable,
@@ -372,6 +383,10 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
   guint64 n_events = 0, n_chunks = 0, done = 0;
   if (!load_names (db, path, "SELECT id, name FROM cuda_kinds", cuda_names, error))
     return FALSE;
+  guint8 cuda_kinds[256];
+  for (gint64 code = 0; code < 256; code++)
+    cuda_kinds[code] = cowscope_lane_rules_cuda_kind (g_hash_table_lookup (cuda_names, &code));
+  self->store = cowscope_chunk_store_new (path, cuda_kinds);
   {
     g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
       db, path,
@@ -388,6 +403,8 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
         gint64 *id = g_new (gint64, 1);
         *id = sqlite3_column_int64 (q, 0);
         g_hash_table_insert (by_id, id, build);
+        if (!self->eager && build->packed == NULL)
+          build->packed = cowscope_packed_lane_new (self->store, *id, device >= 0);
         if (device < 0)
           n_events += (guint64) cowscope_session_db_column_int (q, 4, 0);
         n_chunks += (guint64) cowscope_session_db_column_int (q, 5, 0);
@@ -400,11 +417,44 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
   }
   self->n_events = n_events;
 
+  if (!self->eager)
+    {
+      /* The chunks' rows: the BLOB, last in the row, is not read. */
+      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+        db, path, "SELECT lane, chunk, first_ts, last_ts, n FROM timeline_chunks"
+                  " ORDER BY lane, chunk", error);
+      if (q == NULL)
+        return FALSE;
+      while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+        {
+          gint64 lane = sqlite3_column_int64 (q, 0);
+          LaneBuild *build = g_hash_table_lookup (by_id, &lane);
+          if (build == NULL || build->packed == NULL)
+            continue;
+          if (!cowscope_packed_lane_add_chunk (build->packed, sqlite3_column_int64 (q, 1),
+                                               cowscope_session_db_column_int (q, 2, 0),
+                                               cowscope_session_db_column_int (q, 3, -1),
+                                               cowscope_session_db_column_int (q, 4, 0)))
+            {
+              g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
+                           COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
+                           _("The session “%s” is damaged (%s)"), path, "timeline_chunks");
+              return FALSE;
+            }
+        }
+      if (rc != SQLITE_DONE)
+        {
+          cowscope_session_db_set_error (error, db, rc, path, "timeline_chunks");
+          return FALSE;
+        }
+      progress_report (progress, 0.5);
+    }
+
   static const char *const sql[2] = {
     "SELECT lane, instants FROM timeline_chunks ORDER BY lane, chunk",
     "SELECT lane, spans FROM timeline_spans ORDER BY lane, chunk",
   };
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = self->eager ? 0 : 1; pass < 2; pass++)
     {
       g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (db, path, sql[pass], error);
       if (q == NULL)
@@ -430,16 +480,13 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
               guint8 code = cowscope_packed_byte (&r);
               guint8 kind;
               if (cuda)
-                {
-                  gint64 key = code;
-                  kind = cowscope_lane_rules_cuda_kind (g_hash_table_lookup (cuda_names, &key));
-                }
+                kind = cuda_kinds[code];
               else if (pass == 1)
                 kind = code == 255 ? COWSCOPE_ITEM_RANGE
                                    : cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
               else
                 kind = cowscope_lane_rules_event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
-                                           ? cowscope_packed_byte (&r) : 0);
+                                                               ? cowscope_packed_byte (&r) : 0);
               guint64 bytes = cowscope_packed_u (&r);
               if (!cowscope_packed_reader_ok (&r))
                 break;
@@ -797,9 +844,10 @@ lanes_done:
                                               build->tid)
                            : g_strdup_printf (_("Thread %" PRId64), build->tid);
             }
-          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_events (
+          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_packed (
             cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,
-            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index));
+            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index),
+            g_steal_pointer (&build->packed));
           g_list_store_append (self->lanes, lane);
         }
   }
@@ -832,12 +880,13 @@ out:
 
 /* Opens, validates and indexes @path; the calling thread does the work. */
 static CowscopeSessionDocument *
-load_with_progress (const char *path, GCancellable *cancellable, Progress *progress,
-                    GError **error)
+load_with_progress (const char *path, gboolean eager, GCancellable *cancellable,
+                    Progress *progress, GError **error)
 {
   g_autoptr (CowscopeSessionDocument) self =
     g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
   self->path = g_strdup (path);
+  self->eager = eager;
   sqlite3 *db = cowscope_session_db_open (path, TRUE, NULL, error);
   if (db == NULL)
     return NULL;
@@ -855,7 +904,15 @@ CowscopeSessionDocument *
 cowscope_session_document_load (const char *path, GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return load_with_progress (path, cancellable, NULL, error);
+  return load_with_progress (path, FALSE, cancellable, NULL, error);
+}
+
+/* Loads as before lazy lanes: every chunk decoded at open. */
+CowscopeSessionDocument *
+cowscope_session_document_load_eager (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  return load_with_progress (path, TRUE, NULL, NULL, error);
 }
 
 static void
@@ -865,7 +922,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   Progress *progress = task_data;
   GError *error = NULL;
   const char *path = g_object_get_data (G_OBJECT (task), "cowscope-path");
-  CowscopeSessionDocument *doc = load_with_progress (path, cancellable, progress, &error);
+  CowscopeSessionDocument *doc = load_with_progress (path, FALSE, cancellable, progress, &error);
   if (doc == NULL)
     g_task_return_error (task, error);
   else
@@ -1053,6 +1110,34 @@ cowscope_session_document_thread_name (CowscopeSessionDocument *self, guint32 pi
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
   gint64 key = (gint64) (((guint64) pid << 32) | ((guint64) tid & 0xffffffffull));
   return g_hash_table_lookup (self->thread_names, &key);
+}
+
+/* The first error a timeline query met, once (see the header). */
+GError *
+cowscope_session_document_take_query_error (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  return self->store != NULL ? cowscope_chunk_store_take_error (self->store) : NULL;
+}
+
+/* Bounds the decoded chunks kept (see the private header). */
+void
+cowscope_session_document_set_chunk_budget (CowscopeSessionDocument *self, gsize bytes)
+{
+  g_return_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self));
+  if (self->store != NULL)
+    cowscope_chunk_store_set_budget (self->store, bytes);
+}
+
+/* What the decoded-chunk store holds (zeros without one). */
+void
+cowscope_session_document_get_chunk_stats (CowscopeSessionDocument *self,
+                                           CowscopeChunkStoreStats *stats)
+{
+  g_return_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self));
+  memset (stats, 0, sizeof *stats);
+  if (self->store != NULL)
+    cowscope_chunk_store_get_stats (self->store, stats);
 }
 
 /* ---- live snapshots ---------------------------------------------------- */

@@ -749,12 +749,14 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   exec (g, meta);
   /* Checkpoints, graph states and timeline summaries, as finalization
    * writes them (the recorder's own code). */
+  cowscope_session_index_set_chunk_for_tests (o->timeline_chunk);
   if (!g->failed
       && !cowscope_session_index_write (g->db, path,
                                         o->checkpoint_interval > 0 ? o->checkpoint_interval
                                                                    : G_MAXINT64,
                                         error))
     g->failed = TRUE;
+  cowscope_session_index_set_chunk_for_tests (0);
   /* The indexes the session model's queries rely on. */
   exec (g,
         "CREATE INDEX events_ts ON events (ts);"
