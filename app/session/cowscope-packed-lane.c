@@ -14,6 +14,13 @@
 #define BLOCK_SHIFT 6
 #define BLOCK (1u << BLOCK_SHIFT)
 
+/* A decoded chunk used this recently is not evicted for another one: a
+ * frame whose chunks outgrow the budget (the whole session of a big
+ * recording) keeps the chunks it found cached and decodes the rest
+ * without keeping them, instead of evicting its own chunks one after the
+ * other (LRU's worst case: every frame would decode everything again). */
+#define HOT_US (150 * 1000)
+
 /* 64 instants of a decoded chunk: where they start in the BLOB, their
  * times, and their counts per kind and bytes. */
 typedef struct {
@@ -34,6 +41,7 @@ typedef struct {
   Block *blocks;
   guint n_blocks;
   gsize cost;           /* bytes charged to the store */
+  gint64 used_us;       /* monotonic time of the last lookup (store->lock) */
   GList link;           /* in the store's LRU while the store holds it */
 } Decoded;
 
@@ -202,13 +210,17 @@ cowscope_chunk_store_unref (CowscopeChunkStore *store)
   g_free (store);
 }
 
-/* Drops least recently used chunks until the budget holds (keeping the
- * newest one). */
+/* Drops least recently used chunks until @room more bytes fit in the
+ * budget or only @keep chunks remain, but none used in the last HOT_US
+ * unless @all. */
 static void
-evict_locked (CowscopeChunkStore *store)
+evict_locked (CowscopeChunkStore *store, gsize room, gboolean all, guint keep)
 {
-  while (store->used > store->budget && store->lru.length > 1)
+  gint64 hot = g_get_monotonic_time () - HOT_US;
+  while (store->used + room > store->budget && store->lru.length > keep)
     {
+      if (!all && ((Decoded *) store->lru.tail->data)->used_us > hot)
+        break;
       GList *link = g_queue_pop_tail_link (&store->lru);
       Decoded *d = link->data;
       g_hash_table_remove (store->decoded, &d->key);
@@ -223,7 +235,7 @@ cowscope_chunk_store_set_budget (CowscopeChunkStore *store, gsize bytes)
 {
   g_mutex_lock (&store->lock);
   store->budget = bytes;
-  evict_locked (store);
+  evict_locked (store, 0, TRUE, 1);
   g_mutex_unlock (&store->lock);
 }
 
@@ -316,6 +328,7 @@ store_get (CowscopeChunkStore *store, const CowscopePackedLane *lane, Chunk *c)
   if (d != NULL)
     {
       store->hits++;
+      d->used_us = g_get_monotonic_time ();
       g_queue_unlink (&store->lru, &d->link);
       g_queue_push_head_link (&store->lru, &d->link);
       g_atomic_int_inc (&d->refs);
@@ -346,11 +359,18 @@ store_get (CowscopeChunkStore *store, const CowscopePackedLane *lane, Chunk *c)
         }
       c->state = CHUNK_SUMMED;
     }
+  d->used_us = g_get_monotonic_time ();
+  evict_locked (store, d->cost, FALSE, 0);
+  if (store->used + d->cost > store->budget && store->lru.length > 0)
+    {
+      /* Everything held is in use: decode this one for the caller only. */
+      store->evictions++;
+      goto out;
+    }
   g_hash_table_insert (store->decoded, &d->key, d);
   g_queue_push_head_link (&store->lru, &d->link);
   store->used += d->cost;
   g_atomic_int_inc (&d->refs); /* the caller's */
-  evict_locked (store);
 out:
   g_mutex_unlock (&store->lock);
   return d;

@@ -760,6 +760,8 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   /* The indexes the session model's queries rely on. */
   exec (g,
         "CREATE INDEX events_ts ON events (ts);"
+        /* As finalization: the process lanes read the IPC events by type. */
+        "CREATE INDEX events_object ON events (type, pid, v0);"
         "CREATE INDEX materializations_storage ON materializations (pid, storage_id, seq);"
         "CREATE INDEX cuda_activity_external ON cuda_activity (external_id);"
         "CREATE INDEX checkpoints_seq ON checkpoints (seq);");
