@@ -105,7 +105,13 @@ struct _CowscopeTimelineView {
   CowscopeRangeTotals totals;
 
   guint frame_count;
+
+  guint query_error_source;
+  char *query_error;        /* the last error reported by ::query-error */
 };
+
+enum { QUERY_ERROR, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static void cowscope_timeline_view_scrollable_init (GtkScrollableInterface *iface);
 
@@ -1101,6 +1107,35 @@ draw_totals (CowscopeTimelineView *self, GtkSnapshot *snapshot, double x0, doubl
   gtk_snapshot_restore (snapshot);
 }
 
+/* Main loop, after the frame: emits ::query-error. */
+static gboolean
+report_query_error (gpointer data)
+{
+  CowscopeTimelineView *self = data;
+  self->query_error_source = 0;
+  g_signal_emit (self, signals[QUERY_ERROR], 0, self->query_error);
+  return G_SOURCE_REMOVE;
+}
+
+/* Takes the document's query error, if a query just met one (a damaged
+ * chunk: the lanes drew without it), and reports it once the frame is
+ * done (not while snapshotting). */
+static void
+check_query_error (CowscopeTimelineView *self)
+{
+  if (self->state == NULL)
+    return;
+  g_autoptr (GError) error =
+    cowscope_session_document_take_query_error (cowscope_view_state_get_document (self->state));
+  if (error == NULL)
+    return;
+  g_free (self->query_error);
+  self->query_error = g_strdup (error->message);
+  if (self->query_error_source == 0)
+    self->query_error_source = g_idle_add_full (G_PRIORITY_DEFAULT, report_query_error, self,
+                                                NULL);
+}
+
 /* Draws the lanes (cached nodes), then the selection, cursor, hover and
  * ruler on top. */
 static void
@@ -1161,6 +1196,7 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   rect (snapshot, &sep, GUTTER_WIDTH - 1, sy, 1, h);
   gtk_snapshot_restore (snapshot);
   gtk_snapshot_pop (snapshot);
+  check_query_error (self);
 
   /* Selected range. */
   gint64 r0 = cowscope_view_state_get_range_start (self->state);
@@ -1308,6 +1344,7 @@ totals_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
   self->totals = *totals;
   self->totals_valid = TRUE;
+  check_query_error (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -1809,6 +1846,8 @@ cowscope_timeline_view_dispose (GObject *object)
   CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (object);
   cowscope_timeline_view_set_view_state (self, NULL);
   g_clear_handle_id (&self->totals_source, g_source_remove);
+  g_clear_handle_id (&self->query_error_source, g_source_remove);
+  g_clear_pointer (&self->query_error, g_free);
   g_cancellable_cancel (self->totals_cancellable);
   g_clear_object (&self->totals_cancellable);
   g_cancellable_cancel (self->highlight_cancellable);
@@ -1888,6 +1927,17 @@ cowscope_timeline_view_class_init (CowscopeTimelineViewClass *klass)
     g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  /**
+   * CowscopeTimelineView::query-error:
+   * @message: why, for people
+   *
+   * Drawing (or counting a range) met a part of the session that cannot
+   * be read, a damaged chunk of a lane: the timeline shows the rest.
+   * Emitted once per document, from the main loop.
+   */
+  signals[QUERY_ERROR] = g_signal_new ("query-error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                       0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+
   g_object_class_override_property (object_class, PROP_HADJUSTMENT, "hadjustment");
   g_object_class_override_property (object_class, PROP_VADJUSTMENT, "vadjustment");
   g_object_class_override_property (object_class, PROP_HSCROLL_POLICY, "hscroll-policy");
@@ -2006,6 +2056,14 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
   rebuild_lanes (self);
   range_changed (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
+}
+
+/* The message of the last ::query-error, or NULL. */
+const char *
+cowscope_timeline_view_get_query_error (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), NULL);
+  return self->query_error_source == 0 ? self->query_error : NULL;
 }
 
 /* Number of lanes shown. */

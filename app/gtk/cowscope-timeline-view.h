@@ -79,6 +79,10 @@ void cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, Cowscope
  * still being looked up. */
 gboolean cowscope_timeline_view_get_n_highlighted (CowscopeTimelineView *self, guint *n_events);
 
+/* The message of the last ::query-error emitted (a damaged part of the
+ * session met while drawing), or NULL. */
+const char *cowscope_timeline_view_get_query_error (CowscopeTimelineView *self);
+
 /* Snapshots that drew a session so far (for tests and the benchmark). */
 guint cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self);
 

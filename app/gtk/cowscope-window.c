@@ -390,6 +390,17 @@ close_activated (GSimpleAction *action,
   gtk_window_close (GTK_WINDOW (user_data));
 }
 
+/* The timeline met a damaged chunk (once per session): it shows the
+ * rest; say why parts are missing. */
+static void
+timeline_query_error_cb (CowscopeWindow *self,
+                         const char     *message)
+{
+  /* Translators: the rest is the reason, e.g. "The session “x” is damaged (…)" */
+  g_autofree char *text = g_strdup_printf (_("Part of the timeline cannot be shown. %s"), message);
+  cowscope_window_add_toast (self, text);
+}
+
 /* win.show-start: back to the start page from the error page. */
 static void
 show_start_activated (GSimpleAction *action,
@@ -647,6 +658,8 @@ cowscope_window_init (CowscopeWindow *self)
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 
   g_signal_connect (self, "notify::application", G_CALLBACK (application_set_cb), NULL);
+  g_signal_connect_swapped (self->timeline_view, "query-error",
+                            G_CALLBACK (timeline_query_error_cb), self);
 
 #ifdef DEVELOPMENT_BUILD
   gtk_widget_add_css_class (GTK_WIDGET (self), "devel");

@@ -1,5 +1,6 @@
 /* cowscope-lane-index.c — in-memory lane indexes (see header). */
 #include "cowscope-lane-index.h"
+#include "cowscope-lane-pixels.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,12 +22,12 @@ struct _CowscopeLaneIndex {
   gint64 *ts;
   gint64 *id;
   guint8 *kind;
-  float *bytes;
+  guint64 *bytes;
   gsize n;
   gsize capacity;
   gboolean sorted;
   guint32 *kind_prefix; /* (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS */
-  double *bytes_prefix; /* n_blocks + 1 */
+  guint64 *bytes_prefix; /* n_blocks + 1 */
   GArray *spans[N_CLASSES];
 };
 
@@ -67,7 +68,7 @@ cowscope_lane_index_append (CowscopeLaneIndex *index, gint64 ts, gint64 id,
       index->ts = g_renew (gint64, index->ts, capacity);
       index->id = g_renew (gint64, index->id, capacity);
       index->kind = g_renew (guint8, index->kind, capacity);
-      index->bytes = g_renew (float, index->bytes, capacity);
+      index->bytes = g_renew (guint64, index->bytes, capacity);
       index->capacity = capacity;
     }
   if (index->n > 0 && ts < index->ts[index->n - 1])
@@ -75,7 +76,7 @@ cowscope_lane_index_append (CowscopeLaneIndex *index, gint64 ts, gint64 id,
   index->ts[index->n] = ts;
   index->id[index->n] = id;
   index->kind[index->n] = kind;
-  index->bytes[index->n] = (float) bytes;
+  index->bytes[index->n] = bytes;
   index->n++;
 }
 
@@ -105,7 +106,7 @@ cowscope_lane_index_add_span (CowscopeLaneIndex *index, gint64 start, gint64 end
 typedef struct {
   gint64 ts;
   gint64 id;
-  float bytes;
+  guint64 bytes;
   guint8 kind;
 } Row;
 
@@ -156,13 +157,13 @@ cowscope_lane_index_finish (CowscopeLaneIndex *index)
 
   gsize n_blocks = index->n >> BLOCK_SHIFT;
   index->kind_prefix = g_new0 (guint32, (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS);
-  index->bytes_prefix = g_new0 (double, n_blocks + 1);
+  index->bytes_prefix = g_new0 (guint64, n_blocks + 1);
   for (gsize b = 0; b < n_blocks; b++)
     {
       guint32 *prev = index->kind_prefix + b * COWSCOPE_N_ITEM_KINDS;
       guint32 *next = prev + COWSCOPE_N_ITEM_KINDS;
       memcpy (next, prev, sizeof (guint32) * COWSCOPE_N_ITEM_KINDS);
-      double bytes = index->bytes_prefix[b];
+      guint64 bytes = index->bytes_prefix[b];
       for (gsize i = b * BLOCK; i < (b + 1) * BLOCK; i++)
         {
           next[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
@@ -217,41 +218,15 @@ cowscope_lane_index_count (const CowscopeLaneIndex *index, gint64 t0, gint64 t1)
   return b - a;
 }
 
-/* Pixel geometry of a window: pixel p is [edge (p), edge (p + 1)). */
-typedef struct {
-  gint64 t0, t1;
-  guint width;
-  double ns_per_px;
-} Pixels;
-
-/* The left edge of pixel @p; edge (0) = t0, edge (width) = t1, and edges
- * never decrease. */
-static gint64
-edge (const Pixels *px, guint p)
-{
-  if (p >= px->width)
-    return px->t1;
-  return px->t0 + (gint64) floor ((double) p * px->ns_per_px);
-}
-
-/* The pixel that contains @t (t0 <= t < t1). */
-static guint
-pixel_of (const Pixels *px, gint64 t)
-{
-  double guess = floor ((double) (t - px->t0) / px->ns_per_px);
-  guint p = guess < 0 ? 0 : guess >= px->width ? px->width - 1 : (guint) guess;
-  while (p + 1 < px->width && edge (px, p + 1) <= t)
-    p++;
-  while (p > 0 && edge (px, p) > t)
-    p--;
-  return p;
-}
+typedef CowscopePixels Pixels;
+#define edge cowscope_pixels_edge
+#define pixel_of cowscope_pixels_of
 
 /* Adds the kinds and bytes of instants [a, b) to @counts and @bytes,
  * using the block prefix sums for whole blocks. */
 static void
 accumulate (const CowscopeLaneIndex *index, gsize a, gsize b,
-            guint32 counts[COWSCOPE_N_ITEM_KINDS], double *bytes)
+            guint32 counts[COWSCOPE_N_ITEM_KINDS], guint64 *bytes)
 {
   gsize first_full = (a + BLOCK - 1) >> BLOCK_SHIFT;
   gsize last_full = b >> BLOCK_SHIFT;
@@ -288,8 +263,8 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
 {
   if (t1 <= t0 || width == 0)
     return;
-  width = MIN (width, G_MAXUINT16);
-  Pixels px = { t0, t1, width, (double) (t1 - t0) / width };
+  Pixels px;
+  cowscope_pixels_init (&px, t0, t1, width);
 
   gsize i = lower_bound (index->ts, 0, index->n, t0);
   gsize end = lower_bound (index->ts, i, index->n, t1);
@@ -307,12 +282,12 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
           item.id = index->id[i];
           item.kind = index->kind[i];
           item.kinds = 1u << MIN (item.kind, COWSCOPE_N_ITEM_KINDS - 1);
-          item.bytes = (guint64) index->bytes[i];
+          item.bytes = index->bytes[i];
         }
       else
         {
           guint32 counts[COWSCOPE_N_ITEM_KINDS] = { 0 };
-          double bytes = 0;
+          guint64 bytes = 0;
           accumulate (index, i, j, counts, &bytes);
           guint best = 0;
           for (guint k = 1; k < COWSCOPE_N_ITEM_KINDS; k++)
@@ -325,7 +300,7 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
           item.end_ns = right;
           item.id = -1;
           item.kind = (guint16) best;
-          item.bytes = (guint64) llround (bytes);
+          item.bytes = bytes;
         }
       g_array_append_val (items, item);
       i = j;
@@ -476,9 +451,9 @@ cowscope_counter_series_query (const CowscopeCounterSeries *series, gint64 t0,
 {
   if (t1 <= t0 || width == 0)
     return;
-  width = MIN (width, G_MAXUINT16);
-  Pixels px = { t0, t1, width, (double) (t1 - t0) / width };
-  for (guint p = 0; p < width; p++)
+  Pixels px;
+  cowscope_pixels_init (&px, t0, t1, width);
+  for (guint p = 0; p < px.width; p++)
     {
       gint64 a = edge (&px, p), b = edge (&px, p + 1);
       guint first = bin_of (series, a), last = bin_of (series, MAX (a, b - 1));

@@ -3,12 +3,15 @@
  *
  * Sysprof's pattern for big captures: index, don't parse into objects.
  * Per lane the index keeps, in start order, a timestamp, an id, a kind
- * byte and a byte count per event (21 bytes an event), block prefix sums
+ * byte and a byte count per event (25 bytes an event), block prefix sums
  * every 256 events (counts per kind and bytes), and the lane's spans
  * (materializations, user ranges, CUDA activity) grouped by power-of-two
  * duration so that "spans at least one pixel wide in [t0, t1)" is a few
  * binary searches.  Built once by the loader, then read-only: queries
- * from any thread need no lock.
+ * from any thread need no lock.  Schema-1 sessions, live snapshots and
+ * process lanes use it; a schema-2 session's thread and CUDA lanes keep
+ * only their spans here and read their instants lazily
+ * (cowscope-packed-lane.h).
  */
 #pragma once
 

@@ -6,9 +6,10 @@
  * mutex-protected slot holding the newest unpublished snapshot, which a
  * single idle source per snapshot moves into the object.
  *
- * The rules that turn events into lanes, counters and graph nodes are
- * those of the loader (cowscope-session-document.c) and the graph builder
- * (cowscope-graph-builder.c), applied incrementally; keep them in step.
+ * Events become lane items and counter values by the loader's own rules
+ * (cowscope-lane-rules.h); the rules that turn them into graph nodes are
+ * those of the graph builder (cowscope-graph-builder.c), applied
+ * incrementally; keep those in step.
  */
 #include "cowscope-live-session.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "cowscope-lane-index.h"
+#include "cowscope-lane-rules.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-sharing-graph-private.h"
@@ -92,9 +94,8 @@ typedef struct {
   GHashTable *lanes;       /* (pid << 32 | tid) -> Lane* */
   GHashTable *nodes;       /* Node* (set, keyed by kind, pid, id) */
   GHashTable *strings;     /* (pid << 40 ^ id) -> name */
-  GHashTable *contexts;    /* (pid << 44 ^ context) -> bytes shared by one sharer */
+  CowscopeCounterRules counters;
   GArray *points;          /* CounterPoint */
-  double counter[COWSCOPE_N_COUNTERS];
   gint64 start_ns, end_ns;
   guint64 n_events;
   CowscopeLiveTotals running;
@@ -161,7 +162,7 @@ reader_new (const char *path, guint interval_ms)
   r->lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, lane_free);
   r->nodes = g_hash_table_new_full (node_hash, node_equal, g_free, NULL);
   r->strings = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
-  r->contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  cowscope_counter_rules_init (&r->counters);
   r->points = g_array_new (FALSE, FALSE, sizeof (CounterPoint));
   r->start_ns = G_MAXINT64;
   r->end_ns = G_MININT64;
@@ -187,7 +188,7 @@ reader_unref (gpointer data)
   g_hash_table_unref (r->lanes);
   g_hash_table_unref (r->nodes);
   g_hash_table_unref (r->strings);
-  g_hash_table_unref (r->contexts);
+  cowscope_counter_rules_clear (&r->counters);
   g_array_unref (r->points);
   g_weak_ref_clear (&r->owner);
   g_main_context_unref (r->context);
@@ -208,60 +209,6 @@ reader_stopping (Reader *r)
 }
 
 /* ---- events to lanes and counters ---------------------------------------- */
-
-/* The kind of timeline item an event is (as the loader's event_kind). */
-static guint8
-event_kind (gint64 type, gint64 aux)
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_ITEM_ALLOCATION;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-    case COWSCOPE_EV_STORAGE_FREE:
-    case COWSCOPE_EV_TENSOR_FREE: return COWSCOPE_ITEM_FREE;
-    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_ITEM_STORAGE;
-    case COWSCOPE_EV_TENSOR_NEW:
-    case COWSCOPE_EV_TENSOR_NAME: return COWSCOPE_ITEM_TENSOR;
-    case COWSCOPE_EV_CONTEXT_NEW:
-    case COWSCOPE_EV_CONTEXT_REF:
-    case COWSCOPE_EV_CONTEXT_UNREF:
-    case COWSCOPE_EV_CONTEXT_FREE: return COWSCOPE_ITEM_CONTEXT;
-    case COWSCOPE_EV_LAZY_CLONE: return COWSCOPE_ITEM_LAZY_CLONE;
-    case COWSCOPE_EV_LAZY_CLONE_EAGER: return COWSCOPE_ITEM_EAGER_COPY;
-    case COWSCOPE_EV_MATERIALIZE_BEGIN: return COWSCOPE_ITEM_MATERIALIZE_BEGIN;
-    case COWSCOPE_EV_MATERIALIZE_END:
-      switch (aux & 0xff)
-        {
-        case COWSCOPE_MATERIALIZE_COPY: return COWSCOPE_ITEM_COPY;
-        case COWSCOPE_MATERIALIZE_STEAL: return COWSCOPE_ITEM_STEAL;
-        default: return COWSCOPE_ITEM_MATERIALIZE_FAILED;
-        }
-    case COWSCOPE_EV_SIMULATE_VIOLATION: return COWSCOPE_ITEM_VIOLATION;
-    case COWSCOPE_EV_RANGE_BEGIN:
-    case COWSCOPE_EV_RANGE_END: return COWSCOPE_ITEM_RANGE;
-    case COWSCOPE_EV_MARK: return COWSCOPE_ITEM_MARK;
-    default:
-      if (type >= COWSCOPE_EV_IPC_SEND && type <= COWSCOPE_EV_IPC_COLLECT)
-        return COWSCOPE_ITEM_IPC;
-      return COWSCOPE_ITEM_OTHER;
-    }
-}
-
-/* The byte count an event carries (as the loader's event_bytes). */
-static guint64
-event_bytes (gint64 type, const gint64 v[5])
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-    case COWSCOPE_EV_ALLOCATION_FREE: return (guint64) v[1];
-    case COWSCOPE_EV_STORAGE_NEW:
-    case COWSCOPE_EV_STORAGE_FREE: return (guint64) v[2];
-    case COWSCOPE_EV_MATERIALIZE_BEGIN:
-    case COWSCOPE_EV_MATERIALIZE_END: return (guint64) v[3];
-    default: return 0;
-    }
-}
 
 /* The lane of (@pid, @tid), created on first use. */
 static Lane *
@@ -284,65 +231,17 @@ lane_for (Reader *r, guint32 pid, gint64 tid)
   return lane;
 }
 
-/* Records that counter @counter is @value from @ts on. */
+/* The counter tracks' rules, recording each change as a point. */
 static void
-counter_set (Reader *r, guint8 counter, gint64 ts, double value)
+counters_apply (Reader *r, gint64 ts, guint32 pid, gint64 type, const gint64 v[5])
 {
-  r->counter[counter] = value;
-  CounterPoint p = { ts, value, counter };
-  g_array_append_val (r->points, p);
-}
-
-static gpointer
-pid_id_key (guint32 pid, gint64 id)
-{
-  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
-}
-
-/* The counter tracks' rules (as the loader's counters_apply). */
-static void
-counters_apply (Reader *r, guint32 pid, gint64 ts, gint64 type, const gint64 v[5])
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-      counter_set (r, COWSCOPE_COUNTER_BYTES_ALLOCATED, ts,
-                   r->counter[COWSCOPE_COUNTER_BYTES_ALLOCATED] + (double) v[1]);
-      break;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-      counter_set (r, COWSCOPE_COUNTER_BYTES_ALLOCATED, ts,
-                   r->counter[COWSCOPE_COUNTER_BYTES_ALLOCATED] - (double) v[1]);
-      break;
-    case COWSCOPE_EV_STORAGE_NEW:
-      counter_set (r, COWSCOPE_COUNTER_LIVE_STORAGES, ts,
-                   r->counter[COWSCOPE_COUNTER_LIVE_STORAGES] + 1);
-      if (v[3] != 0)
-        {
-          g_hash_table_insert (r->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
-          counter_set (r, COWSCOPE_COUNTER_BYTES_SHARED, ts,
-                       r->counter[COWSCOPE_COUNTER_BYTES_SHARED] + (double) v[2]);
-        }
-      break;
-    case COWSCOPE_EV_STORAGE_FREE:
-      counter_set (r, COWSCOPE_COUNTER_LIVE_STORAGES, ts,
-                   r->counter[COWSCOPE_COUNTER_LIVE_STORAGES] - 1);
-      break;
-    case COWSCOPE_EV_CONTEXT_UNREF:
-      if (v[2] >= 1)
-        {
-          gpointer nbytes;
-          if (g_hash_table_lookup_extended (r->contexts, pid_id_key (pid, v[0]), NULL, &nbytes))
-            counter_set (r, COWSCOPE_COUNTER_BYTES_SHARED, ts,
-                         r->counter[COWSCOPE_COUNTER_BYTES_SHARED]
-                           - (double) GPOINTER_TO_SIZE (nbytes));
-        }
-      break;
-    case COWSCOPE_EV_CONTEXT_FREE:
-      g_hash_table_remove (r->contexts, pid_id_key (pid, v[0]));
-      break;
-    default:
-      break;
-    }
+  guint changed = cowscope_counter_rules_apply (&r->counters, pid, type, v);
+  for (guint8 k = 0; changed != 0; k++, changed >>= 1)
+    if (changed & 1)
+      {
+        CounterPoint p = { ts, r->counters.value[k], k };
+        g_array_append_val (r->points, p);
+      }
 }
 
 /* Appends the event to its lane: an instant, and the spans that
@@ -350,7 +249,7 @@ counters_apply (Reader *r, guint32 pid, gint64 ts, gint64 type, const gint64 v[5
 static void
 lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gint64 v[5])
 {
-  Instant in = { ts, seq, (float) event_bytes (type, v), event_kind (type, aux) };
+  Instant in = { ts, seq, (float) cowscope_lane_rules_event_bytes (type, v), cowscope_lane_rules_event_kind (type, aux) };
   if (lane->instants->len > 0
       && ts < g_array_index (lane->instants, Instant, lane->instants->len - 1).ts)
     lane->sorted = FALSE;
@@ -371,7 +270,7 @@ lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gi
       {
         Span *s = g_hash_table_lookup (lane->open_copies, &v[0]);
         Span span = { s != NULL ? s->start : ts, ts, s != NULL ? s->id : seq, (guint64) v[3],
-                      event_kind (type, aux) };
+                      cowscope_lane_rules_event_kind (type, aux) };
         g_array_append_val (lane->spans, span);
         g_hash_table_remove (lane->open_copies, &v[0]);
         break;
@@ -647,7 +546,7 @@ out:
       if (lane == NULL || lane->pid != row->pid || lane->tid != row->tid)
         lane = lane_for (r, row->pid, row->tid);
       lane_apply (lane, row->seq, row->ts, row->type, row->aux, row->v);
-      counters_apply (r, row->pid, row->ts, row->type, row->v);
+      counters_apply (r, row->ts, row->pid, row->type, row->v);
       graph_apply (r, row->type, row->aux, row->pid, row->v);
       totals_apply (&r->running, row->type, row->aux, row->v);
       r->start_ns = MIN (r->start_ns, row->ts);

@@ -7,6 +7,8 @@
 
 #include "cowscope-ipc-private.h"
 #include "cowscope-lane-index.h"
+#include "cowscope-lane-rules.h"
+#include "cowscope-packed-lane.h"
 #include "cowscope-packed-reader.h"
 #include "cowscope-session-db.h"
 #include "cowscope-session-model-error.h"
@@ -30,6 +32,8 @@ struct _CowscopeSessionDocument {
   CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS];
   GMutex pool_lock;         /* protects pool */
   GPtrArray *pool;          /* idle sqlite3 connections */
+  gboolean eager;           /* decode every chunk at open (the old design) */
+  CowscopeChunkStore *store; /* schema 2: the decoded chunks of every lane */
 };
 
 enum {
@@ -69,6 +73,7 @@ cowscope_session_document_finalize (GObject *object)
   g_clear_object (&self->lanes);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     g_clear_object (&self->counters[i]);
+  g_clear_pointer (&self->store, cowscope_chunk_store_unref);
   for (guint i = 0; self->pool && i < self->pool->len; i++)
     sqlite3_close (g_ptr_array_index (self->pool, i));
   g_clear_pointer (&self->pool, g_ptr_array_unref);
@@ -274,65 +279,12 @@ load_names (sqlite3 *db, const char *path, const char *sql, GHashTable *table,
   return TRUE;
 }
 
-/* The kind of timeline item an event is. */
-static guint8
-event_kind (gint64 type, gint64 aux)
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW: return COWSCOPE_ITEM_ALLOCATION;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-    case COWSCOPE_EV_STORAGE_FREE:
-    case COWSCOPE_EV_TENSOR_FREE: return COWSCOPE_ITEM_FREE;
-    case COWSCOPE_EV_STORAGE_NEW: return COWSCOPE_ITEM_STORAGE;
-    case COWSCOPE_EV_TENSOR_NEW:
-    case COWSCOPE_EV_TENSOR_NAME: return COWSCOPE_ITEM_TENSOR;
-    case COWSCOPE_EV_CONTEXT_NEW:
-    case COWSCOPE_EV_CONTEXT_REF:
-    case COWSCOPE_EV_CONTEXT_UNREF:
-    case COWSCOPE_EV_CONTEXT_FREE: return COWSCOPE_ITEM_CONTEXT;
-    case COWSCOPE_EV_LAZY_CLONE: return COWSCOPE_ITEM_LAZY_CLONE;
-    case COWSCOPE_EV_LAZY_CLONE_EAGER: return COWSCOPE_ITEM_EAGER_COPY;
-    case COWSCOPE_EV_MATERIALIZE_BEGIN: return COWSCOPE_ITEM_MATERIALIZE_BEGIN;
-    case COWSCOPE_EV_MATERIALIZE_END:
-      switch (aux & 0xff)
-        {
-        case COWSCOPE_MATERIALIZE_COPY: return COWSCOPE_ITEM_COPY;
-        case COWSCOPE_MATERIALIZE_STEAL: return COWSCOPE_ITEM_STEAL;
-        default: return COWSCOPE_ITEM_MATERIALIZE_FAILED;
-        }
-    case COWSCOPE_EV_SIMULATE_VIOLATION: return COWSCOPE_ITEM_VIOLATION;
-    case COWSCOPE_EV_RANGE_BEGIN:
-    case COWSCOPE_EV_RANGE_END: return COWSCOPE_ITEM_RANGE;
-    case COWSCOPE_EV_MARK: return COWSCOPE_ITEM_MARK;
-    default:
-      if (type >= COWSCOPE_EV_IPC_SEND && type <= COWSCOPE_EV_IPC_COLLECT)
-        return COWSCOPE_ITEM_IPC;
-      return COWSCOPE_ITEM_OTHER;
-    }
-}
-
-/* The byte count an event carries (0 when none). */
-static guint64
-event_bytes (gint64 type, const gint64 v[4])
-{
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-    case COWSCOPE_EV_ALLOCATION_FREE: return (guint64) v[1];
-    case COWSCOPE_EV_STORAGE_NEW:
-    case COWSCOPE_EV_STORAGE_FREE: return (guint64) v[2];
-    case COWSCOPE_EV_MATERIALIZE_BEGIN:
-    case COWSCOPE_EV_MATERIALIZE_END: return (guint64) v[3];
-    default: return 0;
-    }
-}
-
 typedef struct {
   guint32 pid;
   gint64 tid;
   gint64 device;
   CowscopeLaneIndex *index;
+  CowscopePackedLane *packed; /* schema 2, read lazily: the instants */
 } LaneBuild;
 
 static void
@@ -340,6 +292,7 @@ lane_build_free (gpointer data)
 {
   LaneBuild *build = data;
   cowscope_lane_index_free (build->index);
+  cowscope_packed_lane_free (build->packed);
   g_free (build);
 }
 
@@ -374,68 +327,20 @@ compare_lane_builds (gconstpointer a, gconstpointer b)
   return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Counter state while scanning events in seq order. */
+/* Counter state while scanning events in time order. */
 typedef struct {
-  double allocated, shared, storages;
-  GHashTable *contexts; /* (pid, context id) key -> nbytes shared by one sharer */
+  CowscopeCounterRules rules;
   CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
 } Counters;
-
-/* A 64-bit key for (pid, id); ids are process-wide counters far below
- * 2^44, so the fold is exact in practice (and only feeds counters). */
-static gpointer
-pid_id_key (guint32 pid, gint64 id)
-{
-  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
-}
 
 /* Applies one event's effect on the counter tracks. */
 static void
 counters_apply (Counters *c, guint32 pid, gint64 ts, gint64 type, const gint64 v[4])
 {
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-      c->allocated += (double) v[1];
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
-      break;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-      c->allocated -= (double) v[1];
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_ALLOCATED], ts, c->allocated);
-      break;
-    case COWSCOPE_EV_STORAGE_NEW:
-      c->storages += 1;
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
-      if (v[3] != 0)
-        {
-          /* A lazy clone: one more sharer of the context's bytes. */
-          g_hash_table_insert (c->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
-          c->shared += (double) v[2];
-          cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts, c->shared);
-        }
-      break;
-    case COWSCOPE_EV_STORAGE_FREE:
-      c->storages -= 1;
-      cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_LIVE_STORAGES], ts, c->storages);
-      break;
-    case COWSCOPE_EV_CONTEXT_UNREF:
-      if (v[2] >= 1)
-        {
-          gpointer nbytes;
-          if (g_hash_table_lookup_extended (c->contexts, pid_id_key (pid, v[0]), NULL, &nbytes))
-            {
-              c->shared -= (double) GPOINTER_TO_SIZE (nbytes);
-              cowscope_counter_series_set (c->series[COWSCOPE_COUNTER_BYTES_SHARED], ts,
-                                           c->shared);
-            }
-        }
-      break;
-    case COWSCOPE_EV_CONTEXT_FREE:
-      g_hash_table_remove (c->contexts, pid_id_key (pid, v[0]));
-      break;
-    default:
-      break;
-    }
+  guint changed = cowscope_counter_rules_apply (&c->rules, pid, type, v);
+  for (guint k = 0; changed != 0; k++, changed >>= 1)
+    if (changed & 1)
+      cowscope_counter_series_set (c->series[k], ts, c->rules.value[k]);
 }
 
 /* Reads one integer result of @sql into @a and @b (NULL -> fallback). */
@@ -457,23 +362,13 @@ query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b
   return TRUE;
 }
 
-/* The item kind of a CUDA record from its cuda_kinds name. */
-static guint8
-cuda_kind (const char *name)
-{
-  if (name == NULL)
-    return COWSCOPE_ITEM_CUDA_OTHER;
-  if (strstr (name, "memcpy") != NULL)
-    return COWSCOPE_ITEM_CUDA_MEMCPY;
-  if (strstr (name, "memset") != NULL)
-    return COWSCOPE_ITEM_CUDA_MEMSET;
-  if (strstr (name, "kernel") != NULL)
-    return COWSCOPE_ITEM_CUDA_KERNEL;
-  return COWSCOPE_ITEM_CUDA_OTHER;
-}
-
 /* Schema 2: fills the lanes from timeline_lanes/_chunks/_spans and the
- * counter series from timeline_counters, without reading `events`. */
+ * counter series from timeline_counters, without reading `events`.  The
+ * instants stay in the file: each lane gets its chunks' rows (times and
+ * counts, not their BLOBs) and decodes them when a query needs them
+ * (cowscope-packed-lane.h); spans are decoded now.  An eager document
+ * (the design before lazy lanes, kept to compare with) decodes every
+ * chunk into memory instead. */
 static gboolean
 load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
              Counters *counters, gint64 max_ts, GCancellable *cancellable,
@@ -488,6 +383,10 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
   guint64 n_events = 0, n_chunks = 0, done = 0;
   if (!load_names (db, path, "SELECT id, name FROM cuda_kinds", cuda_names, error))
     return FALSE;
+  guint8 cuda_kinds[256];
+  for (gint64 code = 0; code < 256; code++)
+    cuda_kinds[code] = cowscope_lane_rules_cuda_kind (g_hash_table_lookup (cuda_names, &code));
+  self->store = cowscope_chunk_store_new (path, cuda_kinds);
   {
     g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
       db, path,
@@ -504,6 +403,8 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
         gint64 *id = g_new (gint64, 1);
         *id = sqlite3_column_int64 (q, 0);
         g_hash_table_insert (by_id, id, build);
+        if (!self->eager && build->packed == NULL)
+          build->packed = cowscope_packed_lane_new (self->store, *id, device >= 0);
         if (device < 0)
           n_events += (guint64) cowscope_session_db_column_int (q, 4, 0);
         n_chunks += (guint64) cowscope_session_db_column_int (q, 5, 0);
@@ -516,11 +417,44 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
   }
   self->n_events = n_events;
 
+  if (!self->eager)
+    {
+      /* The chunks' rows: the BLOB, last in the row, is not read. */
+      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+        db, path, "SELECT lane, chunk, first_ts, last_ts, n FROM timeline_chunks"
+                  " ORDER BY lane, chunk", error);
+      if (q == NULL)
+        return FALSE;
+      while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+        {
+          gint64 lane = sqlite3_column_int64 (q, 0);
+          LaneBuild *build = g_hash_table_lookup (by_id, &lane);
+          if (build == NULL || build->packed == NULL)
+            continue;
+          if (!cowscope_packed_lane_add_chunk (build->packed, sqlite3_column_int64 (q, 1),
+                                               cowscope_session_db_column_int (q, 2, 0),
+                                               cowscope_session_db_column_int (q, 3, -1),
+                                               cowscope_session_db_column_int (q, 4, 0)))
+            {
+              g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
+                           COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
+                           _("The session “%s” is damaged (%s)"), path, "timeline_chunks");
+              return FALSE;
+            }
+        }
+      if (rc != SQLITE_DONE)
+        {
+          cowscope_session_db_set_error (error, db, rc, path, "timeline_chunks");
+          return FALSE;
+        }
+      progress_report (progress, 0.5);
+    }
+
   static const char *const sql[2] = {
     "SELECT lane, instants FROM timeline_chunks ORDER BY lane, chunk",
     "SELECT lane, spans FROM timeline_spans ORDER BY lane, chunk",
   };
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = self->eager ? 0 : 1; pass < 2; pass++)
     {
       g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (db, path, sql[pass], error);
       if (q == NULL)
@@ -546,16 +480,13 @@ load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
               guint8 code = cowscope_packed_byte (&r);
               guint8 kind;
               if (cuda)
-                {
-                  gint64 key = code;
-                  kind = cuda_kind (g_hash_table_lookup (cuda_names, &key));
-                }
+                kind = cuda_kinds[code];
               else if (pass == 1)
                 kind = code == 255 ? COWSCOPE_ITEM_RANGE
-                                   : event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
+                                   : cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
               else
-                kind = event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
-                                           ? cowscope_packed_byte (&r) : 0);
+                kind = cowscope_lane_rules_event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
+                                                               ? cowscope_packed_byte (&r) : 0);
               guint64 bytes = cowscope_packed_u (&r);
               if (!cowscope_packed_reader_ok (&r))
                 break;
@@ -745,7 +676,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
   g_autoptr (GHashTable) lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                         lane_build_free);
   Counters counters = { 0 };
-  counters.contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+  cowscope_counter_rules_init (&counters.rules);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     counters.series[i] = cowscope_counter_series_new (min_ts, max_ts, COUNTER_BINS);
 
@@ -779,8 +710,8 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
           v[k] = sqlite3_column_int64 (scan, 6 + k); /* NULL reads as 0 */
         if (last == NULL || last->pid != pid || last->tid != tid)
           last = lane_for (lanes, pid, tid, -1);
-        cowscope_lane_index_append (last->index, ts, seq, event_kind (type, aux),
-                                    event_bytes (type, v));
+        cowscope_lane_index_append (last->index, ts, seq, cowscope_lane_rules_event_kind (type, aux),
+                                    cowscope_lane_rules_event_bytes (type, v));
         counters_apply (&counters, pid, ts, type, v);
         if ((++n & 0xffff) == 0)
           {
@@ -815,7 +746,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       cowscope_lane_index_add_span (build->index, begin,
                                     cowscope_session_db_column_int (scan, 4, begin),
                                     sqlite3_column_int64 (scan, 0),
-                                    event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
+                                    cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
                                     (guint64) cowscope_session_db_column_int (scan, 6, 0));
     }
   if (rc != SQLITE_DONE)
@@ -863,7 +794,7 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
                                    cowscope_session_db_column_int (scan, 3, 0),
                                    MAX (cowscope_session_db_column_int (scan, 2, 0), 0));
-      guint8 kind = cuda_kind ((const char *) sqlite3_column_text (scan, 7));
+      guint8 kind = cowscope_lane_rules_cuda_kind ((const char *) sqlite3_column_text (scan, 7));
       gint64 id = sqlite3_column_int64 (scan, 0);
       guint64 bytes = (guint64) cowscope_session_db_column_int (scan, 6, 0);
       cowscope_lane_index_append (build->index, start, id, kind, bytes);
@@ -913,9 +844,10 @@ lanes_done:
                                               build->tid)
                            : g_strdup_printf (_("Thread %" PRId64), build->tid);
             }
-          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_events (
+          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_packed (
             cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,
-            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index));
+            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index),
+            g_steal_pointer (&build->packed));
           g_list_store_append (self->lanes, lane);
         }
   }
@@ -940,7 +872,7 @@ lanes_done:
 
 out:
   g_clear_pointer (&scan, sqlite3_finalize);
-  g_hash_table_unref (counters.contexts);
+  cowscope_counter_rules_clear (&counters.rules);
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     cowscope_counter_series_free (counters.series[i]);
   return ok;
@@ -948,12 +880,13 @@ out:
 
 /* Opens, validates and indexes @path; the calling thread does the work. */
 static CowscopeSessionDocument *
-load_with_progress (const char *path, GCancellable *cancellable, Progress *progress,
-                    GError **error)
+load_with_progress (const char *path, gboolean eager, GCancellable *cancellable,
+                    Progress *progress, GError **error)
 {
   g_autoptr (CowscopeSessionDocument) self =
     g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
   self->path = g_strdup (path);
+  self->eager = eager;
   sqlite3 *db = cowscope_session_db_open (path, TRUE, NULL, error);
   if (db == NULL)
     return NULL;
@@ -971,7 +904,15 @@ CowscopeSessionDocument *
 cowscope_session_document_load (const char *path, GCancellable *cancellable, GError **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
-  return load_with_progress (path, cancellable, NULL, error);
+  return load_with_progress (path, FALSE, cancellable, NULL, error);
+}
+
+/* Loads as before lazy lanes: every chunk decoded at open. */
+CowscopeSessionDocument *
+cowscope_session_document_load_eager (const char *path, GError **error)
+{
+  g_return_val_if_fail (path != NULL, NULL);
+  return load_with_progress (path, TRUE, NULL, NULL, error);
 }
 
 static void
@@ -981,7 +922,7 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   Progress *progress = task_data;
   GError *error = NULL;
   const char *path = g_object_get_data (G_OBJECT (task), "cowscope-path");
-  CowscopeSessionDocument *doc = load_with_progress (path, cancellable, progress, &error);
+  CowscopeSessionDocument *doc = load_with_progress (path, FALSE, cancellable, progress, &error);
   if (doc == NULL)
     g_task_return_error (task, error);
   else
@@ -1169,6 +1110,34 @@ cowscope_session_document_thread_name (CowscopeSessionDocument *self, guint32 pi
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
   gint64 key = (gint64) (((guint64) pid << 32) | ((guint64) tid & 0xffffffffull));
   return g_hash_table_lookup (self->thread_names, &key);
+}
+
+/* The first error a timeline query met, once (see the header). */
+GError *
+cowscope_session_document_take_query_error (CowscopeSessionDocument *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self), NULL);
+  return self->store != NULL ? cowscope_chunk_store_take_error (self->store) : NULL;
+}
+
+/* Bounds the decoded chunks kept (see the private header). */
+void
+cowscope_session_document_set_chunk_budget (CowscopeSessionDocument *self, gsize bytes)
+{
+  g_return_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self));
+  if (self->store != NULL)
+    cowscope_chunk_store_set_budget (self->store, bytes);
+}
+
+/* What the decoded-chunk store holds (zeros without one). */
+void
+cowscope_session_document_get_chunk_stats (CowscopeSessionDocument *self,
+                                           CowscopeChunkStoreStats *stats)
+{
+  g_return_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (self));
+  memset (stats, 0, sizeof *stats);
+  if (self->store != NULL)
+    cowscope_chunk_store_get_stats (self->store, stats);
 }
 
 /* ---- live snapshots ---------------------------------------------------- */

@@ -86,6 +86,14 @@ const CowscopeProcessInfo *cowscope_session_document_get_process (CowscopeSessio
  * streams, then the three counter tracks. */
 GListModel *cowscope_session_document_get_lanes (CowscopeSessionDocument *self);
 
+/* A schema-2 session's lanes decode their instants when a query first
+ * needs them, so a damaged chunk shows only then: the lane's answers leave
+ * it out (the timeline draws what it can).  This returns the first such
+ * error (COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, or ..._FAILED when the file
+ * could not be read) once, for the application to report; later calls
+ * return NULL.  Thread-safe. */
+GError *cowscope_session_document_take_query_error (CowscopeSessionDocument *self);
+
 /* The lane of counter @counter. */
 CowscopeTimelineLane *cowscope_session_document_get_counter_lane (CowscopeSessionDocument *self,
                                                                   CowscopeCounterKind counter);

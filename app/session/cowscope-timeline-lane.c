@@ -1,4 +1,5 @@
-/* cowscope-timeline-lane.c — one timeline row over an in-memory index. */
+/* cowscope-timeline-lane.c — one timeline row over an in-memory index, or
+ * over a schema-2 session's packed chunks read lazily. */
 #include "cowscope-timeline-lane-private.h"
 
 struct _CowscopeTimelineLane {
@@ -9,7 +10,8 @@ struct _CowscopeTimelineLane {
   guint32 pid;
   gint64 tid;
   gint64 device;
-  CowscopeLaneIndex *index;       /* thread and CUDA lanes */
+  CowscopeLaneIndex *index;       /* thread and CUDA lanes (packed: spans only) */
+  CowscopePackedLane *packed;     /* packed lanes: the instants */
   CowscopeCounterSeries *series;  /* counter lanes */
 };
 
@@ -33,6 +35,7 @@ cowscope_timeline_lane_finalize (GObject *object)
   CowscopeTimelineLane *self = COWSCOPE_TIMELINE_LANE (object);
   g_free (self->title);
   cowscope_lane_index_free (self->index);
+  cowscope_packed_lane_free (self->packed);
   cowscope_counter_series_free (self->series);
   G_OBJECT_CLASS (cowscope_timeline_lane_parent_class)->finalize (object);
 }
@@ -106,6 +109,18 @@ cowscope_timeline_lane_new_events (CowscopeLaneKind kind, const char *title, gui
   return self;
 }
 
+/* A lane whose instants are @packed and spans @index (both taken). */
+CowscopeTimelineLane *
+cowscope_timeline_lane_new_packed (CowscopeLaneKind kind, const char *title, guint32 pid,
+                                   gint64 tid, gint64 device, CowscopeLaneIndex *index,
+                                   CowscopePackedLane *packed)
+{
+  CowscopeTimelineLane *self = cowscope_timeline_lane_new_events (kind, title, pid, tid, device,
+                                                                  index);
+  self->packed = packed;
+  return self;
+}
+
 /* A counter lane owning @series. */
 CowscopeTimelineLane *
 cowscope_timeline_lane_new_counter (CowscopeCounterKind counter, const char *title,
@@ -172,6 +187,8 @@ guint64
 cowscope_timeline_lane_get_n_events (CowscopeTimelineLane *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_LANE (self), 0);
+  if (self->packed != NULL)
+    return cowscope_packed_lane_get_n (self->packed);
   return self->index ? cowscope_lane_index_get_n (self->index) : 0;
 }
 
@@ -183,6 +200,8 @@ cowscope_timeline_lane_query (CowscopeTimelineLane *self, gint64 t0, gint64 t1, 
   GArray *items = g_array_new (FALSE, FALSE, sizeof (CowscopeTimelineItem));
   GArray *spans = g_array_new (FALSE, FALSE, sizeof (CowscopeTimelineItem));
   GArray *samples = g_array_new (FALSE, FALSE, sizeof (CowscopeCounterSample));
+  if (self->packed != NULL)
+    cowscope_packed_lane_query (self->packed, t0, t1, width, items);
   if (self->index != NULL)
     cowscope_lane_index_query (self->index, t0, t1, width, items, spans);
   if (self->series != NULL)
@@ -195,5 +214,7 @@ guint64
 cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_LANE (self), 0);
+  if (self->packed != NULL)
+    return cowscope_packed_lane_count (self->packed, t0, t1);
   return self->index ? cowscope_lane_index_count (self->index, t0, t1) : 0;
 }

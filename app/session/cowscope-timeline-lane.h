@@ -1,6 +1,9 @@
 /* cowscope-timeline-lane.h — one row of the copy timeline: a thread, a
  * CUDA stream or a counter track.  Lanes are immutable once the document
- * has loaded; queries are thread-safe and touch no database. */
+ * has loaded; queries are thread-safe.  A schema-2 session's thread and
+ * CUDA lanes read their instants from the file when a query first needs
+ * them (through the document's bounded store of decoded chunks); other
+ * lanes answer from memory. */
 #pragma once
 
 #include <glib-object.h>
@@ -27,8 +30,10 @@ CowscopeCounterKind cowscope_timeline_lane_get_counter (CowscopeTimelineLane *se
 guint64 cowscope_timeline_lane_get_n_events (CowscopeTimelineLane *self);
 
 /* What to draw for [@t0, @t1) at @width pixels (see CowscopeTimelineWindow):
- * everything under one pixel merged into one bucket per pixel.  O(pixels
- * x log events), from the in-memory index; safe from any thread. */
+ * everything under one pixel merged into one bucket per pixel.  About
+ * O(pixels x log events) once the chunks it covers are decoded; a damaged
+ * chunk is left out (cowscope_session_document_take_query_error() tells
+ * why).  Safe from any thread. */
 CowscopeTimelineWindow *cowscope_timeline_lane_query (CowscopeTimelineLane *self,
                                                       gint64 t0, gint64 t1,
                                                       guint width);

@@ -31,6 +31,15 @@ static const char create_sql[] =
   "DELETE FROM timeline_counters; DELETE FROM checkpoint_states;"
   "DELETE FROM checkpoint_replays; DELETE FROM checkpoint_objects; DELETE FROM checkpoints;";
 
+/* Instants (spans) per chunk: COWSCOPE_TIMELINE_CHUNK but in tests. */
+static guint timeline_chunk = COWSCOPE_TIMELINE_CHUNK;
+
+void
+cowscope_session_index_set_chunk_for_tests (guint instants)
+{
+  timeline_chunk = instants > 0 ? instants : COWSCOPE_TIMELINE_CHUNK;
+}
+
 /* Span code of a user range (others: materialize or CUDA kind). */
 #define SPAN_RANGE 255
 
@@ -567,7 +576,7 @@ lane_append (Writer *w, Lane *l, gint64 ts, gint64 id, guint8 code, guint8 aux,
 {
   Instant in = { ts, id, bytes, code, aux };
   g_array_append_val (l->pending, in);
-  if (l->pending->len >= COWSCOPE_TIMELINE_CHUNK)
+  if (l->pending->len >= timeline_chunk)
     return lane_flush (w, l, error);
   return TRUE;
 }
@@ -586,9 +595,9 @@ static gboolean
 lane_write_spans (Writer *w, Lane *l, GError **error)
 {
   g_array_sort (l->spans, compare_span_recs);
-  for (guint first = 0, chunk = 0; first < l->spans->len; first += COWSCOPE_TIMELINE_CHUNK, chunk++)
+  for (guint first = 0, chunk = 0; first < l->spans->len; first += timeline_chunk, chunk++)
     {
-      guint last = MIN (first + COWSCOPE_TIMELINE_CHUNK, l->spans->len);
+      guint last = MIN (first + timeline_chunk, l->spans->len);
       g_byte_array_set_size (w->buf, 0);
       gint64 prev_start = 0, prev_id = 0;
       for (guint i = first; i < last; i++)

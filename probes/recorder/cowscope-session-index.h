@@ -32,6 +32,11 @@ G_BEGIN_DECLS
 /* Instants (or spans) per timeline chunk. */
 #define COWSCOPE_TIMELINE_CHUNK 65536
 
+/* Makes the next writes cut chunks of @instants (0: the default) so that
+ * tests exercise many chunks per lane on small sessions.  Not thread-safe;
+ * tests only. */
+void cowscope_session_index_set_chunk_for_tests (guint instants);
+
 /* Bins per counter track. */
 #define COWSCOPE_TIMELINE_COUNTER_BINS 65536
 

@@ -523,6 +523,63 @@ test_session_screenshot (void)
   wait_frame ();
 }
 
+static void
+count_query_error (CowscopeTimelineView *view, const char *message, guint *count)
+{
+  g_assert_nonnull (strstr (message, "damaged"));
+  (*count)++;
+}
+
+static gboolean
+nonzero (gpointer data)
+{
+  return *(guint *) data > 0;
+}
+
+/* A session whose first lane has a damaged chunk opens; the timeline
+ * draws the rest, and the error is reported once (a toast), however
+ * often the lane is drawn again. */
+static void
+test_damaged_chunk (void)
+{
+  g_autofree char *bad = g_build_filename (tmp_dir, "damaged.cowscope", NULL);
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (session_path, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (bad, contents, (gssize) length, NULL));
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (bad, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_exec (db, "UPDATE timeline_chunks SET instants = x'02ffffffff'"
+                                     " WHERE lane = (SELECT min (id) FROM timeline_lanes)",
+                                 NULL, NULL, NULL), ==, SQLITE_OK);
+  sqlite3_close (db);
+
+  CowscopeWindow *w = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (w), 1280, 800);
+  gtk_window_present (GTK_WINDOW (w));
+  CowscopeTimelineView *tv = cowscope_window_get_timeline_view (w);
+  guint errors = 0;
+  g_signal_connect (tv, "query-error", G_CALLBACK (count_query_error), &errors);
+  g_autoptr (GFile) file = g_file_new_for_path (bad);
+  cowscope_window_open (w, file);
+  g_assert_true (gui_test_wait_until (session_loaded, w, 20));
+  g_assert_cmpstr (cowscope_window_get_visible_page (w), ==, "session");
+  g_assert_true (gui_test_wait_until (nonzero, &errors, 20));
+  g_assert_nonnull (cowscope_timeline_view_get_query_error (tv));
+  for (int i = 0; i < 3; i++)
+    {
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (tv), "timeline.zoom-in", NULL));
+      gui_test_spin (50);
+    }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (tv), "timeline.zoom-reset", NULL));
+  gui_test_spin (100);
+  g_assert_cmpuint (errors, ==, 1);
+  g_assert_cmpstr (cowscope_window_get_visible_page (w), ==, "session");
+  gtk_window_destroy (GTK_WINDOW (w));
+  gui_test_spin (50);
+  g_unlink (bad);
+}
+
 /* Closing the window drops the session. */
 static void
 test_close (void)
@@ -561,6 +618,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cowscope/timeline/range-totals", test_range_totals);
   g_test_add_func ("/cowscope/timeline/render-nodes", test_render_nodes);
   g_test_add_func ("/cowscope/timeline/session-screenshot", test_session_screenshot);
+  g_test_add_func ("/cowscope/timeline/damaged-chunk", test_damaged_chunk);
   g_test_add_func ("/cowscope/timeline/close", test_close);
   int status = g_test_run ();
 

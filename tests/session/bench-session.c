@@ -4,17 +4,63 @@
  *   timeline window queries while zooming/panning (100 random windows),
  *   graph rebuild at random instants with ~100,000 live objects,
  * each beside a baseline measured in the same run (a bare SQL count over
- * the same index range).  The session is generated once into the build
- * folder (COWSCOPE_BENCH_SESSION) and reused. */
+ * the same index range); and the memory the document holds after open,
+ * after the first frame and after zooming and panning (heap bytes in use,
+ * mallinfo2, and resident size, /proc/self/statm), beside the design
+ * before lazy lanes (cowscope_session_document_load_eager(), measured in
+ * the same run) and the events' own size.  The session is generated once
+ * into the build folder (COWSCOPE_BENCH_SESSION) and reused. */
 #include <glib/gstdio.h>
+#include <malloc.h>
+#include <unistd.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cowscope-session-document.h"
+#include "cowscope-session-document-private.h"
 #include "cowscope-sharing-graph.h"
 #include "session-fixture.h"
+
+/* Heap bytes in use (malloc'd and mmapped blocks). */
+static double
+heap_mb (void)
+{
+  struct mallinfo2 m = mallinfo2 ();
+  return (double) (m.uordblks + m.hblkhd) / (1 << 20);
+}
+
+/* Resident set size. */
+static double
+rss_mb (void)
+{
+  unsigned long size = 0, resident = 0;
+  FILE *f = fopen ("/proc/self/statm", "r");
+  if (f != NULL)
+    {
+      if (fscanf (f, "%lu %lu", &size, &resident) != 2)
+        resident = 0;
+      fclose (f);
+    }
+  return (double) resident * (double) sysconf (_SC_PAGESIZE) / (1 << 20);
+}
+
+/* Every lane of @doc queried over [a, b) at 1500 px; returns the items. */
+static guint64
+query_all (CowscopeSessionDocument *doc, gint64 a, gint64 b)
+{
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint64 items = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (lane, a, b, 1500);
+      guint n;
+      cowscope_timeline_window_get_items (w, &n);
+      items += n;
+    }
+  return items;
+}
 
 static double
 now_ms (void)
@@ -76,6 +122,7 @@ main (void)
     printf ("reusing %s\n", path);
 
   /* ---- open to first frame ---- */
+  double heap0 = heap_mb (), rss0 = rss_mb ();
   double t0 = now_ms ();
   g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
   if (doc == NULL)
@@ -84,6 +131,7 @@ main (void)
       return 1;
     }
   double t_loaded = now_ms ();
+  double heap_open = heap_mb () - heap0, rss_open = rss_mb () - rss0;
   gint64 start = cowscope_session_document_get_start_ns (doc);
   gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
   GListModel *lanes = cowscope_session_document_get_lanes (doc);
@@ -98,6 +146,9 @@ main (void)
       items += n;
     }
   double t_first = now_ms ();
+  double heap_first = heap_mb () - heap0, rss_first = rss_mb () - rss0;
+  CowscopeChunkStoreStats first_stats;
+  cowscope_session_document_get_chunk_stats (doc, &first_stats);
 
   sqlite3 *db = NULL;
   sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL);
@@ -145,11 +196,15 @@ main (void)
       sqlite3_reset (count);
       base[k] = now_ms () - c0;
     }
+  double median_lazy = median (frame, 100);
   printf ("%-52s %9.2f ms %11.2f ms   (SQL count(*) over the window, ts index)\n",
-          "timeline window, all lanes, median of 100", median (frame, 100), median (base, 100));
+          "timeline window, all lanes, median of 100", median_lazy, median (base, 100));
   printf ("%-52s %9.2f ms %11.2f ms\n", "timeline window, all lanes, p95", percentile (frame, 100, 0.95),
           percentile (base, 100, 0.95));
   printf ("%-52s %9.2f ms   (target <= 8 ms)\n", "slowest single lane, median", median (lane_q, 100));
+  double heap_zoom = heap_mb () - heap0, rss_zoom = rss_mb () - rss0;
+  CowscopeChunkStoreStats zoom_stats;
+  cowscope_session_document_get_chunk_stats (doc, &zoom_stats);
 
   /* ---- graph rebuild at random instants ---- */
   sqlite3_stmt *cp = NULL;
@@ -197,5 +252,52 @@ main (void)
   sqlite3_finalize (cp);
   sqlite3_finalize (count);
   sqlite3_close (db);
+
+  /* ---- memory: lazy lanes against the previous design, same run ---- */
+  g_clear_object (&doc);
+  malloc_trim (0);
+  double heap1 = heap_mb (), rss1 = rss_mb ();
+  double e0 = now_ms ();
+  g_autoptr (CowscopeSessionDocument) eager = cowscope_session_document_load_eager (path, &error);
+  if (eager == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 1;
+    }
+  double e_loaded = now_ms ();
+  query_all (eager, start, end);
+  double e_first = now_ms ();
+  double eager_heap = heap_mb () - heap1, eager_rss = rss_mb () - rss1;
+  g_rand_set_seed (rand, 3);
+  for (int k = 0; k < 100; k++)
+    {
+      double zoom = pow (10, -g_rand_double_range (rand, 0, 4));
+      gint64 width = MAX ((gint64) ((double) (end - start) * zoom), 1500);
+      gint64 a = start + (gint64) (g_rand_double (rand) * (double) MAX (end - start - width, 1));
+      double f0 = now_ms ();
+      query_all (eager, a, a + width);
+      frame[k] = now_ms () - f0;
+    }
+  GStatBuf st;
+  double file_mb = g_stat (path, &st) == 0 ? (double) st.st_size / (1 << 20) : 0;
+  printf ("\n%-52s %12s %14s\n", "memory held by the document (heap / resident)", "lazy lanes",
+          "before (eager)");
+  printf ("%-52s %6.1f / %4.0f MB %6.1f / %4.0f MB\n", "after open", heap_open, rss_open,
+          eager_heap, eager_rss);
+  printf ("%-52s %6.1f / %4.0f MB   (%u chunks decoded, %.1f MB of them)\n",
+          "after the first frame (whole session, 1500 px)", heap_first, rss_first,
+          first_stats.n_chunks, (double) first_stats.used / (1 << 20));
+  printf ("%-52s %6.1f / %4.0f MB   (%u chunks held, %.1f MB; %" G_GUINT64_FORMAT
+          " loads, %" G_GUINT64_FORMAT " evictions; budget %.0f MB)\n",
+          "after 100 zoom/pan windows", heap_zoom, rss_zoom, zoom_stats.n_chunks,
+          (double) zoom_stats.used / (1 << 20), zoom_stats.loads, zoom_stats.evictions,
+          (double) zoom_stats.budget / (1 << 20));
+  printf ("%-52s %6.0f MB   (64-byte trace events); the session file: %.0f MB\n",
+          "the events themselves", (double) total * 64 / (1 << 20), file_mb);
+  printf ("%-52s %9.1f ms   (lazy: %.1f ms)\n", "before (eager): open -> first frame data",
+          e_first - e0, t_first - t0);
+  printf ("%-52s %9.1f ms\n", "  of which: load and decode every lane", e_loaded - e0);
+  printf ("%-52s %9.2f ms   (lazy: %.2f ms)\n", "before (eager): timeline window, median of 100",
+          median (frame, 100), median_lazy);
   return 0;
 }

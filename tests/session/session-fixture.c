@@ -749,15 +749,19 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   exec (g, meta);
   /* Checkpoints, graph states and timeline summaries, as finalization
    * writes them (the recorder's own code). */
+  cowscope_session_index_set_chunk_for_tests (o->timeline_chunk);
   if (!g->failed
       && !cowscope_session_index_write (g->db, path,
                                         o->checkpoint_interval > 0 ? o->checkpoint_interval
                                                                    : G_MAXINT64,
                                         error))
     g->failed = TRUE;
+  cowscope_session_index_set_chunk_for_tests (0);
   /* The indexes the session model's queries rely on. */
   exec (g,
         "CREATE INDEX events_ts ON events (ts);"
+        /* As finalization: the process lanes read the IPC events by type. */
+        "CREATE INDEX events_object ON events (type, pid, v0);"
         "CREATE INDEX materializations_storage ON materializations (pid, storage_id, seq);"
         "CREATE INDEX cuda_activity_external ON cuda_activity (external_id);"
         "CREATE INDEX checkpoints_seq ON checkpoints (seq);");

@@ -26,6 +26,7 @@ typedef struct {
   guint checkpoint_interval; /* events between checkpoints (0: none) */
   gboolean finalized;        /* meta.finalized */
   guint32 seed;
+  guint timeline_chunk;      /* instants per timeline chunk (0: the recorder's) */
 } SessionFixtureOptions;
 
 typedef struct {

@@ -10,7 +10,7 @@
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
 #include "cowscope-object-list.h"
-#include "cowscope-session-document.h"
+#include "cowscope-session-document-private.h"
 #include "cowscope-session-model-error.h"
 #include "cowscope-sharing-graph.h"
 #include "cowscope-stack-frame.h"
@@ -252,7 +252,7 @@ test_bad_files (void)
 /* ---- timeline --------------------------------------------------------- */
 
 static void
-check_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
+check_window_in (const char *path, CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
 {
   g_autoptr (CowscopeTimelineWindow) window = cowscope_timeline_lane_query (lane, t0, t1, width);
   guint n = 0;
@@ -286,7 +286,7 @@ check_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
         "SELECT count(*) FROM events WHERE pid = %u AND tid = %" G_GINT64_FORMAT
         " AND ts >= %" G_GINT64_FORMAT " AND ts < %" G_GINT64_FORMAT,
         cowscope_timeline_lane_get_pid (lane), cowscope_timeline_lane_get_tid (lane), t0, t1);
-      g_assert_cmpint ((gint64) total, ==, sql_int (fixture_path, sql));
+      g_assert_cmpint ((gint64) total, ==, sql_int (path, sql));
     }
   /* Spans are at least a pixel wide and overlap the window. */
   const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (window, &n);
@@ -297,6 +297,12 @@ check_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
       g_assert_cmpint (spans[i].start_ns, <, t1);
       g_assert_cmpint (spans[i].end_ns, >, t0);
     }
+}
+
+static void
+check_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width)
+{
+  check_window_in (fixture_path, lane, t0, t1, width);
 }
 
 static void
@@ -1048,7 +1054,9 @@ test_packed_tables_recount (void)
                    (gint64) fixture_info.n_checkpoints + 1);
 }
 
-/* A damaged packed BLOB is reported, never a crash. */
+/* A damaged packed BLOB is reported, never a crash: graph states when the
+ * graph is built, timeline chunks when a query first decodes them (the
+ * lane then leaves them out), the latter once. */
 static void
 test_packed_damaged (void)
 {
@@ -1062,16 +1070,310 @@ test_packed_damaged (void)
                 "UPDATE timeline_chunks SET instants = x'02ffffffffffffffffffff' WHERE chunk = 0;");
   g_autoptr (GError) error = NULL;
   g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (bad, NULL, &error);
-  g_assert_null (doc);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
-  g_clear_error (&error);
-  exec_on (bad, "DELETE FROM timeline_chunks;");
-  doc = cowscope_session_document_load (bad, NULL, &error);
   g_assert_no_error (error);
+  g_assert_null (cowscope_session_document_take_query_error (doc)); /* nothing read yet */
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint damaged_lanes = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (lane);
+      if (kind != COWSCOPE_LANE_THREAD && kind != COWSCOPE_LANE_CUDA_STREAM)
+        continue;
+      /* One chunk per lane here: all of it is gone, but its spans stay. */
+      g_assert_cmpuint (cowscope_timeline_lane_get_n_events (lane), >, 0);
+      for (int again = 0; again < 2; again++)
+        {
+          g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (lane, start, end, 800);
+          g_assert_cmpuint (cowscope_timeline_window_get_total_count (w), ==, 0);
+          g_assert_cmpuint (cowscope_timeline_lane_count (lane, start, end), ==, 0);
+        }
+      damaged_lanes++;
+    }
+  g_assert_cmpuint (damaged_lanes, >, 1);
+  error = cowscope_session_document_take_query_error (doc);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_nonnull (strstr (error->message, "damaged"));
+  g_assert_nonnull (strstr (error->message, "chunk 0"));
+  g_clear_error (&error);
+  g_assert_null (cowscope_session_document_take_query_error (doc)); /* reported once */
+
   g_autoptr (CowscopeSharingGraph) graph =
     cowscope_sharing_graph_build (doc, (gint64) fixture_info.n_events / 2, 0, NULL, &error);
   g_assert_null (graph);
   g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_clear_error (&error);
+
+  /* Rows that contradict each other are refused at open. */
+  g_clear_object (&doc);
+  exec_on (bad, "UPDATE timeline_chunks SET last_ts = first_ts - 1 WHERE chunk = 0;");
+  doc = cowscope_session_document_load (bad, NULL, &error);
+  g_assert_null (doc);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_unlink (bad);
+}
+
+/* ---- lazy lanes ---------------------------------------------------------- */
+
+static char *chunked_path;
+
+/* A session whose lanes have many small chunks (700 instants: blocks of
+ * 64 do not divide them), generated once. */
+static const char *
+chunked_fixture (void)
+{
+  if (chunked_path != NULL)
+    return chunked_path;
+  chunked_path = scratch ("chunked.cowscope");
+  SessionFixtureOptions o;
+  session_fixture_options_small (&o);
+  o.n_events = 24000;
+  o.timeline_chunk = 700;
+  o.seed = 9;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (session_fixture_generate (chunked_path, &o, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (sql_int (chunked_path, "SELECT max (chunk) FROM timeline_chunks"), >=, 4);
+  return chunked_path;
+}
+
+/* The windows a lane is checked at: the whole session, windows from one
+ * chunk's edge to another's, or just inside or past them, and random
+ * windows and widths (many split chunks and blocks). */
+static GArray *
+lane_windows (const char *path, CowscopeSessionDocument *doc, guint seed)
+{
+  typedef struct { gint64 t0, t1; guint width; } Win;
+  GArray *windows = g_array_new (FALSE, FALSE, sizeof (Win));
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  guint widths[] = { 1, 2, 7, 333, 1500, 4000 };
+  for (guint w = 0; w < G_N_ELEMENTS (widths); w++)
+    g_array_append_val (windows, ((Win) { start, end, widths[w] }));
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT first_ts, last_ts FROM timeline_chunks"
+                                           " ORDER BY random () LIMIT 12", -1, &q, NULL),
+                   ==, SQLITE_OK);
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      gint64 first = sqlite3_column_int64 (q, 0), last = sqlite3_column_int64 (q, 1);
+      g_array_append_val (windows, ((Win) { first, last + 1, 50 }));
+      g_array_append_val (windows, ((Win) { first + 1, last, 3 }));
+      g_array_append_val (windows, ((Win) { first - (last - first), last + 1, 2 }));
+      g_array_append_val (windows, ((Win) { (first + last) / 2, last + (last - first), 997 }));
+    }
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+  for (int k = 0; k < 40; k++)
+    {
+      gint64 a = start + (gint64) (g_rand_double (rand) * (double) (end - start));
+      gint64 b = a + 1 + (gint64) (g_rand_double (rand) * g_rand_double (rand)
+                                   * (double) (end - a));
+      g_array_append_val (windows, ((Win) { a, b, (guint) g_rand_int_range (rand, 1, 3000) }));
+    }
+  return windows;
+}
+
+/* Every item of @lane in @windows, as text. */
+static void
+describe_lane (CowscopeTimelineLane *lane, GArray *windows, GPtrArray *out)
+{
+  typedef struct { gint64 t0, t1; guint width; } Win;
+  for (guint w = 0; w < windows->len; w++)
+    {
+      const Win *win = &g_array_index (windows, Win, w);
+      g_autoptr (CowscopeTimelineWindow) result =
+        cowscope_timeline_lane_query (lane, win->t0, win->t1, win->width);
+      guint n;
+      const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (result, &n);
+      for (guint k = 0; k < n; k++)
+        g_ptr_array_add (out, g_strdup_printf (
+          "%u item %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+          " %" G_GUINT64_FORMAT " %u %u %x", w, items[k].pixel, items[k].start_ns,
+          items[k].end_ns, items[k].id, items[k].bytes, items[k].count, items[k].kind,
+          items[k].kinds));
+      const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (result, &n);
+      for (guint k = 0; k < n; k++)
+        g_ptr_array_add (out, g_strdup_printf ("%u span %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                                               " %" G_GINT64_FORMAT, w, spans[k].start_ns,
+                                               spans[k].end_ns, spans[k].id));
+      g_ptr_array_add (out, g_strdup_printf ("%u count %" G_GUINT64_FORMAT, w,
+                                             cowscope_timeline_lane_count (lane, win->t0,
+                                                                           win->t1)));
+    }
+}
+
+static void
+assert_same_lines (GPtrArray *a, GPtrArray *b)
+{
+  for (guint i = 0; i < MIN (a->len, b->len); i++)
+    g_assert_cmpstr (a->pdata[i], ==, b->pdata[i]);
+  g_assert_cmpuint (a->len, ==, b->len);
+}
+
+/* Lanes read lazily give exactly the items of the in-memory design, at
+ * windows and widths that split chunks and blocks, and counts that equal
+ * SQL recounts; whatever the cache holds (a budget of one chunk makes it
+ * evict on nearly every chunk) the answers are the same. */
+static void
+test_lazy_matches_eager (void)
+{
+  const char *path = chunked_fixture ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) lazy = cowscope_session_document_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (CowscopeSessionDocument) eager = cowscope_session_document_load_eager (path, &error);
+  g_assert_no_error (error);
+  CowscopeChunkStoreStats stats;
+  cowscope_session_document_get_chunk_stats (lazy, &stats);
+  g_assert_cmpuint (stats.loads, ==, 0); /* nothing decoded at open */
+  g_assert_cmpuint (stats.budget, ==, 64u << 20);
+
+  GListModel *lazy_lanes = cowscope_session_document_get_lanes (lazy);
+  GListModel *eager_lanes = cowscope_session_document_get_lanes (eager);
+  g_assert_cmpuint (g_list_model_get_n_items (lazy_lanes), ==, g_list_model_get_n_items (eager_lanes));
+  g_autoptr (GArray) windows = lane_windows (path, lazy, 11);
+  guint checked = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lazy_lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) a = g_list_model_get_item (lazy_lanes, i);
+      g_autoptr (CowscopeTimelineLane) b = g_list_model_get_item (eager_lanes, i);
+      g_assert_cmpstr (cowscope_timeline_lane_get_title (a), ==, cowscope_timeline_lane_get_title (b));
+      g_assert_cmpuint (cowscope_timeline_lane_get_n_events (a), ==,
+                        cowscope_timeline_lane_get_n_events (b));
+      CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (a);
+      if (kind != COWSCOPE_LANE_THREAD && kind != COWSCOPE_LANE_CUDA_STREAM)
+        continue;
+      g_autoptr (GPtrArray) from_lazy = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) from_eager = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) tiny = g_ptr_array_new_with_free_func (g_free);
+      cowscope_session_document_set_chunk_budget (lazy, 64u << 20);
+      describe_lane (a, windows, from_lazy);
+      describe_lane (b, windows, from_eager);
+      assert_same_lines (from_lazy, from_eager);
+      cowscope_session_document_set_chunk_budget (lazy, 1);
+      describe_lane (a, windows, tiny);
+      assert_same_lines (tiny, from_eager);
+      typedef struct { gint64 t0, t1; guint width; } Win;
+      for (guint w = 0; w < windows->len; w++)
+        {
+          const Win *win = &g_array_index (windows, Win, w);
+          if (win->t1 > win->t0)
+            check_window_in (path, a, win->t0, win->t1, win->width); /* SQL recount */
+        }
+      checked++;
+    }
+  g_assert_cmpuint (checked, >=, 6);
+  cowscope_session_document_get_chunk_stats (lazy, &stats);
+  g_assert_cmpuint (stats.loads, >, 0);
+  g_assert_cmpuint (stats.evictions, >, 0);
+  g_assert_cmpuint (stats.n_chunks, ==, 1); /* the budget keeps one chunk */
+  g_assert_null (cowscope_session_document_take_query_error (lazy));
+}
+
+typedef struct {
+  CowscopeTimelineLane *lane;
+  GArray *windows;
+  GPtrArray *lines;
+} QueryJob;
+
+static gpointer
+query_thread (gpointer data)
+{
+  QueryJob *job = data;
+  for (int round = 0; round < 3; round++)
+    {
+      g_ptr_array_set_size (job->lines, 0);
+      describe_lane (job->lane, job->windows, job->lines);
+    }
+  return NULL;
+}
+
+/* Two threads querying lanes of one document through a small shared
+ * cache (the UI thread draws while a worker counts a range) get the
+ * answers one thread gets. */
+static void
+test_lazy_threads (void)
+{
+  const char *path = chunked_fixture ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (CowscopeSessionDocument) eager = cowscope_session_document_load_eager (path, &error);
+  g_assert_no_error (error);
+  cowscope_session_document_set_chunk_budget (doc, 3 * 700 * 6);
+  g_autoptr (GArray) windows = lane_windows (path, doc, 5);
+  g_autoptr (CowscopeTimelineLane) lane0 = g_list_model_get_item (cowscope_session_document_get_lanes (doc), 0);
+  g_autoptr (CowscopeTimelineLane) lane1 = g_list_model_get_item (cowscope_session_document_get_lanes (doc), 1);
+  QueryJob jobs[2] = {
+    { lane0, windows, g_ptr_array_new_with_free_func (g_free) },
+    { lane1, windows, g_ptr_array_new_with_free_func (g_free) },
+  };
+  GThread *threads[2];
+  for (int i = 0; i < 2; i++)
+    threads[i] = g_thread_new ("query", query_thread, &jobs[i]);
+  for (int i = 0; i < 2; i++)
+    {
+      g_thread_join (threads[i]);
+      g_autoptr (CowscopeTimelineLane) e = g_list_model_get_item (cowscope_session_document_get_lanes (eager), (guint) i);
+      g_autoptr (GPtrArray) expected = g_ptr_array_new_with_free_func (g_free);
+      describe_lane (e, windows, expected);
+      assert_same_lines (jobs[i].lines, expected);
+      g_ptr_array_unref (jobs[i].lines);
+    }
+}
+
+/* A damaged chunk in the middle of a lane: the lane answers without it
+ * (and exactly with every other chunk), and the error is reported once. */
+static void
+test_lazy_damaged_chunk (void)
+{
+  const char *path = chunked_fixture ();
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  g_autofree char *bad = scratch ("chunked-bad.cowscope");
+  g_assert_true (g_file_set_contents (bad, contents, (gssize) length, NULL));
+  /* Lane 1's chunk 2 cut in half (decodes, but too few instants), lane 2's
+   * chunk 1 garbage. */
+  exec_on (bad, "UPDATE timeline_chunks SET instants = substr (instants, 1, length (instants) / 2)"
+                " WHERE lane = (SELECT min (id) FROM timeline_lanes) AND chunk = 2;"
+                "UPDATE timeline_chunks SET instants = x'00ff' WHERE lane ="
+                " (SELECT min (id) + 1 FROM timeline_lanes) AND chunk = 1;");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (bad, NULL, &error);
+  g_assert_no_error (error);
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      gint64 lane_id = sql_int (bad, i == 0 ? "SELECT min (id) FROM timeline_lanes"
+                                            : "SELECT min (id) + 1 FROM timeline_lanes");
+      g_autofree char *lost_sql = g_strdup_printf (
+        "SELECT n FROM timeline_chunks WHERE lane = %" G_GINT64_FORMAT " AND chunk = %u",
+        lane_id, i == 0 ? 2 : 1);
+      guint64 lost = (guint64) sql_int (bad, lost_sql);
+      for (guint width = 1; width < 5000; width *= 7)
+        {
+          g_autoptr (CowscopeTimelineWindow) w = cowscope_timeline_lane_query (lane, start, end, width);
+          g_assert_cmpuint (cowscope_timeline_window_get_total_count (w) + lost, ==,
+                            cowscope_timeline_lane_get_n_events (lane));
+        }
+      g_assert_cmpuint (cowscope_timeline_lane_count (lane, start, end) + lost, ==,
+                        cowscope_timeline_lane_get_n_events (lane));
+    }
+  error = cowscope_session_document_take_query_error (doc);
+  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_nonnull (strstr (error->message, "chunked-bad.cowscope"));
+  g_clear_error (&error);
+  g_assert_null (cowscope_session_document_take_query_error (doc));
   g_unlink (bad);
 }
 
@@ -1101,9 +1403,15 @@ main (int argc, char **argv)
   g_test_add_func ("/session/packed/recount", test_packed_tables_recount);
   g_test_add_func ("/session/packed/schema1-matches-packed", test_schema1_matches_packed);
   g_test_add_func ("/session/packed/damaged", test_packed_damaged);
+  g_test_add_func ("/session/lazy/matches-eager", test_lazy_matches_eager);
+  g_test_add_func ("/session/lazy/threads", test_lazy_threads);
+  g_test_add_func ("/session/lazy/damaged-chunk", test_lazy_damaged_chunk);
   int status = g_test_run ();
   g_object_unref (fixture_doc);
   g_unlink (fixture_path);
   g_free (fixture_path);
+  if (chunked_path != NULL)
+    g_unlink (chunked_path);
+  g_free (chunked_path);
   return status;
 }
