@@ -69,10 +69,6 @@ COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
                                           CowAllocator *allocator,
                                           CowDeviceSync *device_sync);
 
-/* Frees a context that was never published (lost a race); the bytes
- * stay with their owner. */
-COW_INTERNAL void cow_context_discard (CowContext *context);
-
 /* Adds a storage; the context is shared (refcount ≥ 1) by the caller's
  * source storage, so it cannot vanish: a relaxed increment suffices, as
  * for shared_ptr copies.  Inline: it is most of a lazy clone's cost. */

@@ -299,9 +299,12 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
   return tensor_over (rec, handle, error);
 }
 
+/* Received storages are foreign (no allocator), and a foreign storage's
+ * owner never changes; checking the allocator first keeps this from
+ * reading the owner of a storage that cow_ipc_send() may be rewrapping. */
 bool
 cow_ipc_is_received (const CowTensor *tensor)
 {
-  return tensor != NULL && !cow_storage_needs_materialize (tensor->storage)
+  return tensor != NULL && tensor->storage->allocator == NULL
          && tensor->storage->owner.deleter == cow_ipc_received_free;
 }

@@ -151,7 +151,12 @@ size_t cow_ipc_shareable_live_bytes (void);
  * go; CUDA: -1).  Each call takes a new counter slot set to 1: the
  * handle must be received exactly once.  Refuses tensors received from
  * another process and tensors in non-shareable memory
- * (COW_ERROR_NOT_SUPPORTED). */
+ * (COW_ERROR_NOT_SUPPORTED).  A lazy copy is materialized first (a write,
+ * which can fail like any: COW_ERROR_NO_MEMORY).  Safe while other
+ * threads lazily clone or write the same tensor's storage: each of those
+ * happens wholly before the send (the send then materializes the new
+ * lazy copy, or sends the written bytes) or wholly after it (a lazy
+ * clone then copies eagerly). */
 CowStatus cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out,
                         CowError *error);
 

@@ -8,6 +8,13 @@
  * while it is still held; whoever drops the count to zero takes the
  * exclusive lock, which waits for every copy in flight, and steals the
  * bytes.  So when every sharer writes, exactly one of them steals.
+ *
+ * Each storage's own lock serialises what changes that storage's owner
+ * or context: its lazy clones, its materialization and cow_ipc_send() of
+ * it.  Lazy clone and materialization are a read and a write, which the
+ * user keeps apart anyway (cow-thread-safety.md), but a send is a read to
+ * the user that materializes and rewraps the owner behind their back.
+ * Sharers on other storages never wait for each other's storage locks.
  */
 #include "cow-storage-private.h"
 #include "cow-simulate-private.h"
@@ -19,6 +26,7 @@ static void
 storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator)
 {
   atomic_init (&storage->refcount, 1);
+  pthread_mutex_init (&storage->lock, NULL); /* cannot fail without attributes */
   storage->id = cow_next_id ();
   storage->nbytes = nbytes;
   storage->allocator = allocator;
@@ -71,6 +79,7 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
   if (status != COW_OK)
     {
       cow_cuda_stream_unref (storage->stream);
+      pthread_mutex_destroy (&storage->lock);
       return status;
     }
   storage->data = storage->owner.data;
@@ -164,6 +173,7 @@ cow_storage_unref (CowStorage *storage)
     cow_sim_state_free (sim);
   COW_TRACE (COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
              storage->allocation_id, storage->nbytes, context_id, 0);
+  pthread_mutex_destroy (&storage->lock);
   free (storage->block);
 }
 
@@ -208,21 +218,25 @@ cow_storage_wrap_refusal (const CowStorage *storage)
   return 0;
 }
 
-CowStatus
-cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
-                             CowError *error)
+/* Under @storage's lock. */
+static CowStatus
+init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *storage,
+                        CowEagerReason *refusal_out, CowError *error)
 {
-  /* Acquire pairs with the publishing CAS: the context's fields are set. */
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   if (context == NULL)
     {
       CowEagerReason refusal = cow_storage_wrap_refusal (storage);
       if (refusal != 0)
-        return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
-                              "lazy_clone: storage %" PRIu64 " %s", storage->id,
-                              refusal == COW_EAGER_FOREIGN_DATA_PTR
-                                ? "wraps foreign memory with its own deleter"
-                                : "has a data pointer its allocator cannot share");
+        {
+          if (refusal_out != NULL)
+            *refusal_out = refusal;
+          return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                                "lazy_clone: storage %" PRIu64 " %s", storage->id,
+                                refusal == COW_EAGER_FOREIGN_DATA_PTR
+                                  ? "wraps foreign memory with its own deleter"
+                                  : "has a data pointer its allocator cannot share");
+        }
 
       /* Device bytes: later copies on other streams must wait for the
        * writes enqueued so far on the source's stream. */
@@ -235,27 +249,18 @@ cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storag
             return error->code;
         }
       /* Turn the source copy-on-write in place: its bytes move into a new
-       * context.  Two threads may race here; the CAS picks one context. */
-      CowContext *fresh = cow_context_new (storage->data, storage->owner,
-                                           storage->nbytes, storage->allocation_id,
-                                           storage->allocator, device_sync);
-      if (fresh == NULL)
+       * context.  Concurrent first clones of this storage are serialised
+       * by its lock, so they agree on one context.  Release: readers of
+       * `cow` without the lock (introspection) see the context's fields. */
+      context = cow_context_new (storage->data, storage->owner, storage->nbytes,
+                                 storage->allocation_id, storage->allocator,
+                                 device_sync);
+      if (context == NULL)
         return cow_set_error (error, COW_ERROR_NO_MEMORY,
                               "lazy_clone: cannot allocate a context");
-      CowContext *expected = NULL;
-      if (atomic_compare_exchange_strong_explicit (&storage->cow, &expected, fresh,
-                                                   memory_order_acq_rel,
-                                                   memory_order_acquire))
-        {
-          context = fresh;
-          COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
-                     storage->id, 1, context->allocation_id, 0);
-        }
-      else
-        {
-          cow_context_discard (fresh);
-          context = expected;
-        }
+      atomic_store_explicit (&storage->cow, context, memory_order_release);
+      COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
+                 storage->id, 1, context->allocation_id, 0);
     }
 
   storage_init (result, block, storage->nbytes, storage->allocator);
@@ -266,6 +271,21 @@ cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storag
   COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->allocator),
              result->id, result->allocation_id, result->nbytes, context->id, storage->id);
   return COW_OK;
+}
+
+/* The source's lock keeps a concurrent cow_ipc_send() or materialization
+ * of it from changing its owner or context while they are read here.  A
+ * context with refcount ≥ 1 cannot vanish while it is held. */
+CowStatus
+cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
+                             CowEagerReason *refusal, CowError *error)
+{
+  if (refusal != NULL)
+    *refusal = 0;
+  pthread_mutex_lock (&storage->lock);
+  CowStatus status = init_lazy_clone_locked (result, block, storage, refusal, error);
+  pthread_mutex_unlock (&storage->lock);
+  return status;
 }
 
 CowStorage *
@@ -282,7 +302,7 @@ cow_storage_lazy_clone (CowStorage *storage, CowError *error)
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
       return NULL;
     }
-  if (cow_storage_init_lazy_clone (result, result, storage, error) != COW_OK)
+  if (cow_storage_init_lazy_clone (result, result, storage, NULL, error) != COW_OK)
     {
       free (result);
       return NULL;
@@ -298,7 +318,8 @@ steal (CowStorage *storage, CowContext *context)
   storage->data = context->data;
   storage->owner = context->owner;
   storage->allocation_id = context->allocation_id;
-  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
+  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
   return cow_context_finish_steal (context, storage->id, storage->stream);
 }
 
@@ -312,8 +333,8 @@ finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
 }
 
 /* Materializes a storage that is the context's only sharer: it takes
- * the bytes over.  Nothing can add a sharer meanwhile, since a lazy clone
- * of this storage would be a read racing this write. */
+ * the bytes over.  Nothing can add a sharer meanwhile: a lazy clone of
+ * this storage waits for its lock, which the caller holds. */
 static void
 steal_unique (CowStorage *storage, CowContext *context, CowOp op, int64_t waited)
 {
@@ -346,13 +367,17 @@ copy_shared_bytes (CowStorage *storage, CowContext *context, void *dst, CowError
   return status;
 }
 
+/* Under the storage's lock, which keeps a lazy clone of this storage (or
+ * cow_ipc_send() of it) on another thread from adding a sharer or
+ * reading the owner meanwhile; other storages sharing the context are
+ * not held up. */
 CowStatus
-cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
-                         CowError *error)
+cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_id,
+                                CowError *error)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   if (context == NULL)
-    return COW_OK;
+    return COW_OK; /* another thread materialized it first */
   /* Saved for the end event: the context may be gone by then. */
   uint64_t context_id = context->id;
 
@@ -431,12 +456,23 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   storage->data = fresh.data;
   storage->owner = fresh;
   storage->allocation_id = fresh_id;
-  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
+  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator), fresh_id,
              storage->nbytes, (uint64_t) (uintptr_t) fresh.data,
              cow_allocation_device (allocator), 0);
   finish (storage, context_id, op, COW_MATERIALIZE_COPY, waited);
   return COW_OK;
+}
+
+CowStatus
+cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
+                         CowError *error)
+{
+  pthread_mutex_lock (&storage->lock);
+  CowStatus status = cow_storage_materialize_locked (storage, op, tensor_id, error);
+  pthread_mutex_unlock (&storage->lock);
+  return status;
 }
 
 void *
