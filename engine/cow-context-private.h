@@ -54,11 +54,11 @@ cow_allocation_device (const CowAllocator *allocator)
 /* The device field of trace events' aux (COW_TRACE_AUX_DEVICE_SHIFT):
  * 0 for host memory, 1 + index for cuda:index. */
 static inline uint32_t
-cow_trace_device (const CowAllocator *allocator)
+cow_trace_device (CowDevice device)
 {
-  if (allocator == NULL || allocator->device_type != COW_DEVICE_CUDA)
+  if (device.type != COW_DEVICE_CUDA)
     return 0;
-  return ((uint32_t) allocator->device_index + 1) << COW_TRACE_AUX_DEVICE_SHIFT;
+  return ((uint32_t) device.index + 1) << COW_TRACE_AUX_DEVICE_SHIFT;
 }
 
 /* A context owning @owner's bytes with refcount 1 (for @storage_id), or

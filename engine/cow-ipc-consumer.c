@@ -22,6 +22,7 @@ struct _ReceivedData {
   uint64_t allocation_id;
   uint32_t producer_pid;
   const CowIpcTransport *transport;
+  CowDevice device; /* where the mapping lives: cuda:N for the CUDA transport */
   void *data;
   size_t nbytes;
   void *mapping;
@@ -155,6 +156,10 @@ check_handle (const CowIpcHandle *h, CowError *error)
   if (cow_ipc_transport ((CowIpcTransportKind) h->transport) == NULL)
     return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
                           "ipc_receive: unknown transport %u", h->transport);
+  if (h->transport == COW_IPC_TRANSPORT_CUDA
+      && (h->device_index < 0 || h->device_index >= COW_CUDA_MAX_DEVICES))
+    return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                          "ipc_receive: CUDA handle names device %d", h->device_index);
   if (memchr (h->counter_file, '\0', sizeof h->counter_file) == NULL)
     return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
                           "ipc_receive: counter file name is not terminated");
@@ -190,8 +195,9 @@ check_handle (const CowIpcHandle *h, CowError *error)
 static CowTensor *
 tensor_over (ReceivedData *rec, const CowIpcHandle *h, CowError *error)
 {
-  CowStorage *storage = cow_storage_new_foreign (rec->data, rec->nbytes, rec,
-                                                 cow_ipc_received_free, error);
+  /* A device mapping makes a device storage: CPU ops must never read it. */
+  CowStorage *storage = cow_storage_new_foreign_on (rec->data, rec->nbytes, rec->device, rec,
+                                                    cow_ipc_received_free, error);
   if (storage == NULL)
     {
       cow_ipc_received_free (rec);
@@ -272,6 +278,8 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
   rec->allocation_id = handle->allocation_id;
   rec->producer_pid = handle->producer_pid;
   rec->transport = transport;
+  rec->device = transport->kind == COW_IPC_TRANSPORT_CUDA ? cow_device_cuda (handle->device_index)
+                                                          : cow_device_cpu ();
   rec->nbytes = (size_t) handle->nbytes;
   rec->slot = handle->counter_offset;
   rec->storages = 1;

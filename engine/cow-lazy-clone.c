@@ -38,7 +38,7 @@ cow_tensor_lazy_clone_as (CowTensor *tensor, int ndim, const int64_t *sizes,
     }
   cow_tensor_init (&block->tensor, &block->storage, ndim, sizes, strides,
                    tensor->storage_offset, tensor->dtype, op, tensor, NULL);
-  COW_TRACE (COW_EVENT_LAZY_CLONE, op, cow_trace_device (source->allocator), tensor->id,
+  COW_TRACE (COW_EVENT_LAZY_CLONE, op, cow_trace_device (source->device), tensor->id,
              block->tensor.id, source->id,
              block->storage.id, cow_storage_context_id (&block->storage));
   return &block->tensor;

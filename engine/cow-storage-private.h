@@ -15,6 +15,10 @@ struct _CowStorage {
   uint64_t id;
   size_t nbytes;
   CowAllocator *allocator; /* NULL for foreign memory */
+  /* Where the bytes live: the allocator's device, or for foreign memory
+   * the device its creator named (cow_storage_new_foreign_on()).  Ops
+   * dispatch on it, so device bytes are never read on the host. */
+  CowDevice device;
   /* Protects the changes of `data`, `allocation_id`, `owner` and `cow`:
    * held by a lazy clone of this storage (it reads them and may move the
    * owner into a new context), by its materialization (it replaces them)
@@ -32,9 +36,9 @@ struct _CowStorage {
    * `lock`; atomic so that introspection and the write fast path can
    * read it without the lock. */
   _Atomic (CowContext *) cow;
-  /* Device storages: the stream all writes to the bytes are enqueued on
-   * and the bytes are freed on (cow-cuda.h); referenced.  NULL on the
-   * CPU. */
+  /* Device storages (foreign ones included): the stream all writes to
+   * the bytes are enqueued on and the bytes are freed on (cow-cuda.h);
+   * referenced.  NULL on the CPU. */
   CowCudaStream *stream;
   /* Simulate-mode tracking; NULL until a simulated lazy copy exists. */
   _Atomic (CowSimState *) sim;
@@ -75,8 +79,15 @@ COW_INTERNAL CowEagerReason cow_storage_wrap_refusal (const CowStorage *storage)
 static inline bool
 cow_storage_is_device (const CowStorage *storage)
 {
-  return storage->allocator != NULL && storage->allocator->device_type != COW_DEVICE_CPU;
+  return storage->device.type != COW_DEVICE_CPU;
 }
+
+/* The allocator for a new result on @storage's device: its own, or for
+ * foreign memory the default allocator of its device (the CPU's, or
+ * cow_cuda_allocator(), which fails with COW_ERROR_DEVICE "no CUDA
+ * device: …" without one).  NULL with @error set on failure. */
+COW_INTERNAL CowAllocator *cow_storage_result_allocator (const CowStorage *storage,
+                                                         CowError *error);
 
 static inline bool
 cow_storage_needs_materialize (const CowStorage *storage)

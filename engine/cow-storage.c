@@ -23,22 +23,32 @@
 #include <stdlib.h>
 
 static void
-storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator)
+storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator,
+              CowDevice device)
 {
   atomic_init (&storage->refcount, 1);
   pthread_mutex_init (&storage->lock, NULL); /* cannot fail without attributes */
   storage->id = cow_next_id ();
   storage->nbytes = nbytes;
   storage->allocator = allocator;
+  storage->device = device;
   storage->data = NULL;
   storage->allocation_id = 0;
   storage->owner = (CowDataPtr) { 0 };
   atomic_init (&storage->cow, NULL);
   atomic_init (&storage->sim, NULL);
   storage->block = block;
-  storage->stream = allocator != NULL && allocator->device_type == COW_DEVICE_CUDA
-                      ? cow_cuda_stream_for_device (allocator->device_index)
+  storage->stream = device.type == COW_DEVICE_CUDA
+                      ? cow_cuda_stream_for_device (device.index)
                       : NULL;
+}
+
+static CowDevice
+allocator_device (const CowAllocator *allocator)
+{
+  if (allocator == NULL || allocator->device_type == COW_DEVICE_CPU)
+    return cow_device_cpu ();
+  return (CowDevice) { allocator->device_type, allocator->device_index };
 }
 
 /* Runs @storage's allocator on the storage's stream: a device allocator
@@ -56,7 +66,7 @@ storage_allocate (CowStorage *storage, CowDataPtr *out, CowError *error)
 }
 
 static CowStorage *
-storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
+storage_alloc (size_t nbytes, CowDevice device, CowError *error)
 {
   CowStorage *storage = malloc (sizeof *storage);
   if (storage == NULL)
@@ -64,7 +74,7 @@ storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
       return NULL;
     }
-  storage_init (storage, storage, nbytes, allocator);
+  storage_init (storage, storage, nbytes, NULL, device);
   return storage;
 }
 
@@ -74,7 +84,7 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
 {
   if (allocator == NULL)
     allocator = cow_cpu_allocator ();
-  storage_init (storage, block, nbytes, allocator);
+  storage_init (storage, block, nbytes, allocator, allocator_device (allocator));
   CowStatus status = storage_allocate (storage, &storage->owner, error);
   if (status != COW_OK)
     {
@@ -87,7 +97,7 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator),
              storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
              cow_allocation_device (allocator), 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, op, cow_trace_device (allocator), storage->id,
+  COW_TRACE (COW_EVENT_STORAGE_NEW, op, cow_trace_device (storage->device), storage->id,
              storage->allocation_id, nbytes, 0, 0);
   return COW_OK;
 }
@@ -111,8 +121,8 @@ cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
 }
 
 CowStorage *
-cow_storage_new_foreign (void *data, size_t nbytes, void *context,
-                         CowDeleterFn deleter, CowError *error)
+cow_storage_new_foreign_on (void *data, size_t nbytes, CowDevice device, void *context,
+                            CowDeleterFn deleter, CowError *error)
 {
   if (data == NULL && nbytes > 0)
     {
@@ -120,17 +130,48 @@ cow_storage_new_foreign (void *data, size_t nbytes, void *context,
                      "foreign memory of %zu bytes has a NULL data pointer", nbytes);
       return NULL;
     }
-  CowStorage *storage = storage_alloc (nbytes, NULL, error);
+  bool valid = device.type == COW_DEVICE_CPU
+                 ? device.index == 0
+                 : device.type == COW_DEVICE_CUDA && device.index >= 0
+                     && device.index < COW_CUDA_MAX_DEVICES;
+  if (!valid)
+    {
+      char name[COW_DEVICE_NAME_MAX];
+      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                     "foreign memory on %s: no such device (cpu, or cuda:0 to cuda:%d)",
+                     cow_device_format (device, name, sizeof name), COW_CUDA_MAX_DEVICES - 1);
+      return NULL;
+    }
+  CowStorage *storage = storage_alloc (nbytes, device, error);
   if (storage == NULL)
     return NULL;
   storage->data = data;
   storage->owner = (CowDataPtr) { .data = data, .context = context, .deleter = deleter };
   storage->allocation_id = cow_next_id ();
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, COW_OP_FROM_FOREIGN, COW_ALLOCATION_FOREIGN,
-             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) data, 0, 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_FROM_FOREIGN, 0, storage->id,
-             storage->allocation_id, nbytes, 0, 0);
+             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) data,
+             (uint64_t) device.index, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_FROM_FOREIGN, cow_trace_device (device),
+             storage->id, storage->allocation_id, nbytes, 0, 0);
   return storage;
+}
+
+CowStorage *
+cow_storage_new_foreign (void *data, size_t nbytes, void *context,
+                         CowDeleterFn deleter, CowError *error)
+{
+  return cow_storage_new_foreign_on (data, nbytes, cow_device_cpu (), context, deleter,
+                                     error);
+}
+
+CowAllocator *
+cow_storage_result_allocator (const CowStorage *storage, CowError *error)
+{
+  if (storage->allocator != NULL)
+    return storage->allocator;
+  if (storage->device.type == COW_DEVICE_CUDA)
+    return cow_cuda_allocator (storage->device.index, error);
+  return cow_cpu_allocator ();
 }
 
 CowStorage *
@@ -150,7 +191,7 @@ release_owner (CowStorage *storage)
   COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
              cow_allocation_kind (storage->allocator), storage->allocation_id,
              storage->nbytes, (uint64_t) (uintptr_t) storage->data,
-             cow_allocation_device (storage->allocator), 0);
+             (uint64_t) storage->device.index, 0);
 }
 
 void
@@ -263,12 +304,12 @@ init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *storage,
                  storage->id, 1, context->allocation_id, 0);
     }
 
-  storage_init (result, block, storage->nbytes, storage->allocator);
+  storage_init (result, block, storage->nbytes, storage->allocator, storage->device);
   cow_context_ref (context, result->id);
   result->data = storage->data;
   result->allocation_id = context->allocation_id;
   atomic_init (&result->cow, context);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->allocator),
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->device),
              result->id, result->allocation_id, result->nbytes, context->id, storage->id);
   return COW_OK;
 }
@@ -327,7 +368,7 @@ static void
 finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
         int64_t waited)
 {
-  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind | cow_trace_device (storage->allocator),
+  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind | cow_trace_device (storage->device),
              storage->id, context_id, storage->allocation_id, storage->nbytes,
              (uint64_t) waited);
 }
@@ -384,7 +425,7 @@ cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_i
   /* BEGIN … END bracket the device copy on this thread: a CUDA tracer
    * correlating by thread and time (CUPTI external correlation pushed on
    * BEGIN) sees the cudaMemcpyAsync inside. */
-  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->allocator),
+  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->device),
              storage->id, context->id, tensor_id, storage->nbytes, 0);
 
   /* Acquire pairs with the other storages' release decrements. */
