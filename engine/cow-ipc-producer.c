@@ -416,7 +416,21 @@ send_locked (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *err
   if (block != NULL)
     transport = &cow_ipc_cpu_transport;
   else if (storage->allocator != NULL && storage->allocator->device_type == COW_DEVICE_CUDA)
-    transport = &cow_ipc_cuda_transport;
+    {
+      const CowDataPtr *owner = &storage->owner;
+      while (owner->deleter == cow_ipc_sent_free)
+        owner = cow_ipc_sent_inner (owner->context);
+      if (cow_cuda_block_is_pooled (owner))
+        return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                              "ipc_send: tensor %" PRIu64 " lives in cuda:%d memory from the"
+                              " stream-ordered pool (cudaMallocAsync), which"
+                              " cudaIpcGetMemHandle cannot share; allocate it with"
+                              " cow_ipc_shareable_cuda_allocator (%d) or copy it into such"
+                              " a tensor",
+                              tensor->id, storage->allocator->device_index,
+                              storage->allocator->device_index);
+      transport = &cow_ipc_cuda_transport;
+    }
   else
     return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
                           "ipc_send: tensor %" PRIu64 " lives in memory another process"

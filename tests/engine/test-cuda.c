@@ -142,6 +142,9 @@ test_no_device_runtime (void)
       cow_error_clear (&error);
       g_assert_null (cow_cuda_allocator (indices[i], &error));
       assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+      cow_error_clear (&error);
+      g_assert_null (cow_ipc_shareable_cuda_allocator (indices[i], &error));
+      assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
     }
 
   cow_error_clear (&error);
@@ -590,6 +593,45 @@ assert_device_pattern (CowTensor *dev, gsize n, guint seed, float delta)
       g_error ("element %zu: %g, expected %g", i, got[i], expected[i] + delta);
 }
 
+/* cudaIpcGetMemHandle cannot export the stream-ordered pool: a send of
+ * pool memory is refused, naming the shareable allocator, which works. */
+static void
+test_gpu_ipc_send_needs_shareable_memory (void)
+{
+  if (!require_device (TRUE))
+    return;
+  enum { N = 1 << 12 };
+  CowError error = { 0 };
+  CowTensor *pooled = device_pattern (N, 5);
+  CowIpcHandle h;
+  int fd = 7;
+  g_assert_cmpint (cow_ipc_send (pooled, &h, &fd, &error), ==, COW_ERROR_NOT_SUPPORTED);
+  assert_error_mentions (&error, COW_ERROR_NOT_SUPPORTED, "cow_ipc_shareable_cuda_allocator (0)");
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_cmpuint (cow_ipc_counter_files_open (), ==, 0);
+  assert_device_pattern (pooled, N, 5, 0); /* untouched */
+
+  /* The shareable allocator's tensors work like any device tensor, and
+   * their lazy copies materialize into it. */
+  cow_error_clear (&error);
+  CowAllocator *shareable = cow_ipc_shareable_cuda_allocator (0, &error);
+  test_assert_cow_ok (&error);
+  CowTensor *t = cow_tensor_empty_with_allocator (1, (int64_t[]) { N }, COW_DTYPE_F32,
+                                                  shareable, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_device_equal (cow_tensor_device (t), cow_device_cuda (0)));
+  g_assert_cmpint (cow_tensor_copy_ (t, pooled, &error), ==, COW_OK);
+  CowTensor *clone = cow_tensor_lazy_clone (t, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_tensor_is_cow (clone));
+  g_assert_cmpint (cow_tensor_scale_ (clone, 2, &error), ==, COW_OK);
+  g_assert_false (cow_tensor_is_cow (clone));
+  assert_device_pattern (t, N, 5, 0);
+  cow_tensor_unref (clone);
+  cow_tensor_unref (t);
+  cow_tensor_unref (pooled);
+}
+
 static void
 test_gpu_to_round_trip (void)
 {
@@ -939,5 +981,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/gpu/concurrent-two-streams", test_gpu_concurrent_two_streams);
   g_test_add_func ("/cuda/gpu/out-of-memory-keeps-lazy-copy", test_gpu_out_of_memory_keeps_lazy_copy);
   g_test_add_func ("/cuda/gpu/ops-match-host", test_gpu_ops_match_host);
+  g_test_add_func ("/cuda/gpu/ipc-send-needs-shareable-memory",
+                   test_gpu_ipc_send_needs_shareable_memory);
   return g_test_run ();
 }

@@ -553,6 +553,9 @@ test_ipc_cuda_without_device (void)
   cow_error_clear (&error);
   g_assert_cmpint (cuda->open (cuda, &h, -1, &data, &mapping, &error), ==, COW_ERROR_DEVICE);
   g_assert_true (g_str_has_prefix (error.message, "no CUDA device: "));
+  cow_error_clear (&error);
+  g_assert_null (cow_ipc_shareable_cuda_allocator (0, &error));
+  g_assert_true (g_str_has_prefix (error.message, "no CUDA device: "));
 }
 
 /* Handles and descriptors over a socket: the helpers themselves. */
