@@ -466,7 +466,16 @@ send_locked (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *err
   CowStatus status = transport->export_block (transport, &storage->owner, storage->data,
                                               storage->nbytes, handle, &fd, error);
   if (status == COW_OK)
-    status = transport->record_event (transport, handle, error);
+    {
+      /* Device bytes: the consumer's wait must follow every write the
+       * engine enqueued on the storage's stream, so record there. */
+      CowCudaStream *previous = NULL;
+      if (storage->stream != NULL)
+        previous = cow_cuda_exchange_current_stream (storage->stream);
+      status = transport->record_event (transport, handle, error);
+      if (storage->stream != NULL)
+        cow_cuda_exchange_current_stream (previous);
+    }
   if (status != COW_OK)
     return status;
 
