@@ -5,9 +5,13 @@
  * nonce, block id) to a received-data record counting the storages over
  * the mapping.  A second receive of a cached block makes a new storage
  * over the same mapping and decrements its own slot at once, since the
- * first slot already keeps the block.  When the last storage goes the
- * mapping is closed and the slot decremented (IPC_RELEASE); a producer
- * that is gone (counter file unlinked) is no error.
+ * first slot already keeps the block.  Only records this process
+ * received count: a forked child that receives a block its parent had
+ * mapped takes a mapping and a slot of its own (the inherited record's
+ * slot is the parent's, given back whenever the parent pleases).  When
+ * the last storage goes the mapping is closed and the slot decremented
+ * (IPC_RELEASE); a producer that is gone (counter file unlinked) is no
+ * error.
  */
 #include "cow-ipc-private.h"
 
@@ -230,8 +234,10 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
 
   pthread_once (&consumer_atfork_once, install_consumer_atfork);
   pthread_mutex_lock (&consumer_lock);
+  pid_t self = getpid ();
   for (ReceivedData *rec = received; rec != NULL; rec = rec->next)
-    if (rec->producer_nonce == handle->producer_nonce && rec->block_id == handle->block_id)
+    if (rec->producer_nonce == handle->producer_nonce && rec->block_id == handle->block_id
+        && rec->owner == self)
       {
         /* Hit: the cached mapping's slot already keeps the block. */
         rec->storages++;

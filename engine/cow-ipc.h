@@ -175,7 +175,9 @@ CowStatus cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out,
 /* Consumer: a tensor over the bytes @handle names.  @fd (CPU: the memfd
  * received beside the handle; CUDA: -1) is consumed: closed in every
  * case.  Receiving the same block again while a tensor over it lives
- * shares the mapping and releases the new slot at once. */
+ * shares the mapping and releases the new slot at once — in the process
+ * that received it: a forked child receiving a block its parent mapped
+ * maps it itself and keeps its new slot counted until it releases. */
 CowTensor *cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error);
 
 /* True when @tensor's bytes were received from another process. */
