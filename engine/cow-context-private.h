@@ -54,11 +54,11 @@ cow_allocation_device (const CowAllocator *allocator)
 /* The device field of trace events' aux (COW_TRACE_AUX_DEVICE_SHIFT):
  * 0 for host memory, 1 + index for cuda:index. */
 static inline uint32_t
-cow_trace_device (const CowAllocator *allocator)
+cow_trace_device (CowDevice device)
 {
-  if (allocator == NULL || allocator->device_type != COW_DEVICE_CUDA)
+  if (device.type != COW_DEVICE_CUDA)
     return 0;
-  return ((uint32_t) allocator->device_index + 1) << COW_TRACE_AUX_DEVICE_SHIFT;
+  return ((uint32_t) device.index + 1) << COW_TRACE_AUX_DEVICE_SHIFT;
 }
 
 /* A context owning @owner's bytes with refcount 1 (for @storage_id), or
@@ -68,10 +68,6 @@ COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
                                           size_t nbytes, uint64_t allocation_id,
                                           CowAllocator *allocator,
                                           CowDeviceSync *device_sync);
-
-/* Frees a context that was never published (lost a race); the bytes
- * stay with their owner. */
-COW_INTERNAL void cow_context_discard (CowContext *context);
 
 /* Adds a storage; the context is shared (refcount ≥ 1) by the caller's
  * source storage, so it cannot vanish: a relaxed increment suffices, as

@@ -31,14 +31,6 @@ cow_context_new (void *data, CowDataPtr owner, size_t nbytes,
   return context;
 }
 
-void
-cow_context_discard (CowContext *context)
-{
-  cow_device_sync_free (context->device_sync);
-  pthread_rwlock_destroy (&context->lock);
-  free (context);
-}
-
 static int64_t
 lock_exclusive_timed (CowContext *context)
 {

@@ -1,5 +1,6 @@
 /* cow-cuda-allocator.c — device memory from the CUDA runtime's
- * stream-ordered allocator (cow_cuda_allocator()).
+ * stream-ordered allocator (cow_cuda_allocator()), and the IPC-shareable
+ * device allocator (cow_ipc_shareable_cuda_allocator()).
  *
  * A block is allocated on the stream of the storage it is made for
  * (the thread's current stream while the engine allocates) and freed on
@@ -7,8 +8,14 @@
  * device-wide synchronization, and the memory is reused in stream order.
  * Devices without memory pools fall back to cudaMalloc / cudaFree (whose
  * free synchronizes).
+ *
+ * cudaIpcGetMemHandle() cannot export memory from cudaMallocAsync's
+ * default pool, so blocks that will be sent to another process come from
+ * the shareable allocator: plain cudaMalloc, like the segments of
+ * PyTorch's caching allocator that its CUDA IPC shares.
  */
 #include "cow-cuda-runtime-private.h"
+#include "cow-ipc.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -38,8 +45,10 @@ cuda_block_free (void *context)
   free (block);
 }
 
+/* @pooled: from the stream-ordered pool when the device has one. */
 static CowStatus
-cuda_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *error)
+allocate_block (CowAllocator *self, size_t nbytes, bool pooled, CowDataPtr *out,
+                CowError *error)
 {
   int previous;
   CowStatus status = cow_cuda_enter_device (self->device_index, &previous, error);
@@ -51,12 +60,14 @@ cuda_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *err
       cow_cuda_restore_device (previous);
       return cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a CUDA block record");
     }
-  *block = (CudaBlock) { .nbytes = nbytes, .pooled = true,
+  *block = (CudaBlock) { .nbytes = nbytes, .pooled = pooled,
                          .stream = cow_cuda_stream_for_device (self->device_index) };
   cudaError_t result = cudaSuccess;
   if (nbytes > 0)
     {
-      result = cudaMallocAsync (&block->ptr, nbytes, cow_cuda_stream_handle (block->stream));
+      result = pooled ? cudaMallocAsync (&block->ptr, nbytes,
+                                         cow_cuda_stream_handle (block->stream))
+                      : cudaErrorNotSupported;
       if (result == cudaErrorNotSupported)
         {
           block->pooled = false;
@@ -75,6 +86,18 @@ cuda_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *err
     }
   *out = (CowDataPtr) { .data = block->ptr, .context = block, .deleter = cuda_block_free };
   return COW_OK;
+}
+
+static CowStatus
+cuda_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *error)
+{
+  return allocate_block (self, nbytes, true, out, error);
+}
+
+static CowStatus
+cuda_allocate_shareable (CowAllocator *self, size_t nbytes, CowDataPtr *out, CowError *error)
+{
+  return allocate_block (self, nbytes, false, out, error);
 }
 
 /* Enqueued on the current stream (the engine makes the storage's stream
@@ -105,6 +128,12 @@ cow_cuda_block_stream (const CowDataPtr *owner)
   return ((const CudaBlock *) owner->context)->stream;
 }
 
+bool
+cow_cuda_block_is_pooled (const CowDataPtr *owner)
+{
+  return owner->deleter == cuda_block_free && ((const CudaBlock *) owner->context)->pooled;
+}
+
 void
 cow_cuda_block_adopt (const CowDataPtr *owner, CowCudaStream *stream)
 {
@@ -117,7 +146,9 @@ cow_cuda_block_adopt (const CowDataPtr *owner, CowCudaStream *stream)
 }
 
 static CowAllocator allocators[COW_CUDA_MAX_DEVICES];
+static CowAllocator shareable[COW_CUDA_MAX_DEVICES];
 static char names[COW_CUDA_MAX_DEVICES][COW_DEVICE_NAME_MAX];
+static char shareable_names[COW_CUDA_MAX_DEVICES][COW_DEVICE_NAME_MAX + 16];
 static pthread_once_t allocators_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -134,6 +165,10 @@ init_allocators (void)
         .copy_data = cuda_copy_data,
         .is_simple_data_ptr = cuda_is_simple_data_ptr,
       };
+      snprintf (shareable_names[i], sizeof shareable_names[i], "cuda:%d ipc-shareable", i);
+      shareable[i] = allocators[i];
+      shareable[i].name = shareable_names[i];
+      shareable[i].allocate = cuda_allocate_shareable;
     }
 }
 
@@ -144,4 +179,13 @@ cow_cuda_allocator (int index, CowError *error)
     return NULL;
   pthread_once (&allocators_once, init_allocators);
   return &allocators[index];
+}
+
+CowAllocator *
+cow_ipc_shareable_cuda_allocator (int index, CowError *error)
+{
+  if (cow_cuda_check_device (index, error) != COW_OK)
+    return NULL;
+  pthread_once (&allocators_once, init_allocators);
+  return &shareable[index];
 }

@@ -1,6 +1,7 @@
 /* cow-cuda-none.c — the CUDA layer of a library built without the CUDA
  * toolkit: no device exists, every device operation says why. */
 #include "cow-cuda-private.h"
+#include "cow-ipc.h"
 
 static CowStatus
 no_device (CowError *error)
@@ -58,6 +59,15 @@ void cow_device_sync_release (CowDeviceSync *sync, CowCudaStream *stream) { (voi
 void cow_device_sync_wait_all (CowDeviceSync *sync, CowCudaStream *stream) { (void) sync; (void) stream; }
 
 CowCudaStream *cow_cuda_block_stream (const CowDataPtr *owner) { (void) owner; return NULL; }
+bool cow_cuda_block_is_pooled (const CowDataPtr *owner) { (void) owner; return false; }
+
+CowAllocator *
+cow_ipc_shareable_cuda_allocator (int index, CowError *error)
+{
+  (void) index;
+  no_device (error);
+  return NULL;
+}
 void cow_cuda_block_adopt (const CowDataPtr *owner, CowCudaStream *stream) { (void) owner; (void) stream; }
 
 CowStatus

@@ -66,6 +66,10 @@ COW_INTERNAL void cow_device_sync_wait_all (CowDeviceSync *sync, CowCudaStream *
 /* The stream a block from cow_cuda_allocator() will be freed on, or NULL
  * when @owner is not such a block. */
 COW_INTERNAL CowCudaStream *cow_cuda_block_stream (const CowDataPtr *owner);
+/* True when @owner is a block of cow_cuda_allocator() that came from the
+ * stream-ordered pool (cudaMallocAsync): cudaIpcGetMemHandle() cannot
+ * export it. */
+COW_INTERNAL bool cow_cuda_block_is_pooled (const CowDataPtr *owner);
 /* From now on @owner's block is freed on @stream (its new owner's).
  * Nothing for other blocks. */
 COW_INTERNAL void cow_cuda_block_adopt (const CowDataPtr *owner, CowCudaStream *stream);

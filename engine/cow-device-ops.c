@@ -108,8 +108,10 @@ CowTensor *
 cow_device_binary (CowOp op, CowKernelOp kind, CowTensor *a, CowTensor *b, double alpha,
                    uint64_t alpha_u, int ndim, const int64_t *sizes, CowError *error)
 {
-  CowTensor *out = cow_tensor_new_fresh (ndim, sizes, a->dtype, a->storage->allocator, op,
-                                         NULL, error);
+  CowAllocator *allocator = cow_storage_result_allocator (a->storage, error);
+  if (allocator == NULL)
+    return NULL;
+  CowTensor *out = cow_tensor_new_fresh (ndim, sizes, a->dtype, allocator, op, NULL, error);
   if (out == NULL)
     return NULL;
   CowKernelArgs args;
@@ -189,8 +191,11 @@ CowTensor *
 cow_device_clone_as (CowTensor *tensor, int ndim, const int64_t *sizes, CowOp op,
                      CowError *error)
 {
-  CowTensor *result = cow_tensor_new_fresh (ndim, sizes, tensor->dtype,
-                                            tensor->storage->allocator, op, tensor, error);
+  CowAllocator *allocator = cow_storage_result_allocator (tensor->storage, error);
+  if (allocator == NULL)
+    return NULL;
+  CowTensor *result = cow_tensor_new_fresh (ndim, sizes, tensor->dtype, allocator, op,
+                                            tensor, error);
   if (result == NULL)
     return NULL;
   /* Iterate in the source's shape; the result holds the same elements in

@@ -20,10 +20,7 @@ cow_device_format (CowDevice device, char *buffer, size_t size)
 CowDevice
 cow_tensor_device (const CowTensor *tensor)
 {
-  const CowAllocator *allocator = tensor != NULL ? tensor->storage->allocator : NULL;
-  if (allocator == NULL || allocator->device_type == COW_DEVICE_CPU)
-    return cow_device_cpu ();
-  return (CowDevice) { allocator->device_type, allocator->device_index };
+  return tensor != NULL ? tensor->storage->device : cow_device_cpu ();
 }
 
 CowStatus

@@ -5,9 +5,13 @@
  * nonce, block id) to a received-data record counting the storages over
  * the mapping.  A second receive of a cached block makes a new storage
  * over the same mapping and decrements its own slot at once, since the
- * first slot already keeps the block.  When the last storage goes the
- * mapping is closed and the slot decremented (IPC_RELEASE); a producer
- * that is gone (counter file unlinked) is no error.
+ * first slot already keeps the block.  Only records this process
+ * received count: a forked child that receives a block its parent had
+ * mapped takes a mapping and a slot of its own (the inherited record's
+ * slot is the parent's, given back whenever the parent pleases).  When
+ * the last storage goes the mapping is closed and the slot decremented
+ * (IPC_RELEASE); a producer that is gone (counter file unlinked) is no
+ * error.
  */
 #include "cow-ipc-private.h"
 
@@ -22,6 +26,7 @@ struct _ReceivedData {
   uint64_t allocation_id;
   uint32_t producer_pid;
   const CowIpcTransport *transport;
+  CowDevice device; /* where the mapping lives: cuda:N for the CUDA transport */
   void *data;
   size_t nbytes;
   void *mapping;
@@ -155,6 +160,10 @@ check_handle (const CowIpcHandle *h, CowError *error)
   if (cow_ipc_transport ((CowIpcTransportKind) h->transport) == NULL)
     return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
                           "ipc_receive: unknown transport %u", h->transport);
+  if (h->transport == COW_IPC_TRANSPORT_CUDA
+      && (h->device_index < 0 || h->device_index >= COW_CUDA_MAX_DEVICES))
+    return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                          "ipc_receive: CUDA handle names device %d", h->device_index);
   if (memchr (h->counter_file, '\0', sizeof h->counter_file) == NULL)
     return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
                           "ipc_receive: counter file name is not terminated");
@@ -190,8 +199,9 @@ check_handle (const CowIpcHandle *h, CowError *error)
 static CowTensor *
 tensor_over (ReceivedData *rec, const CowIpcHandle *h, CowError *error)
 {
-  CowStorage *storage = cow_storage_new_foreign (rec->data, rec->nbytes, rec,
-                                                 cow_ipc_received_free, error);
+  /* A device mapping makes a device storage: CPU ops must never read it. */
+  CowStorage *storage = cow_storage_new_foreign_on (rec->data, rec->nbytes, rec->device, rec,
+                                                    cow_ipc_received_free, error);
   if (storage == NULL)
     {
       cow_ipc_received_free (rec);
@@ -224,8 +234,10 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
 
   pthread_once (&consumer_atfork_once, install_consumer_atfork);
   pthread_mutex_lock (&consumer_lock);
+  pid_t self = getpid ();
   for (ReceivedData *rec = received; rec != NULL; rec = rec->next)
-    if (rec->producer_nonce == handle->producer_nonce && rec->block_id == handle->block_id)
+    if (rec->producer_nonce == handle->producer_nonce && rec->block_id == handle->block_id
+        && rec->owner == self)
       {
         /* Hit: the cached mapping's slot already keeps the block. */
         rec->storages++;
@@ -272,6 +284,8 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
   rec->allocation_id = handle->allocation_id;
   rec->producer_pid = handle->producer_pid;
   rec->transport = transport;
+  rec->device = transport->kind == COW_IPC_TRANSPORT_CUDA ? cow_device_cuda (handle->device_index)
+                                                          : cow_device_cpu ();
   rec->nbytes = (size_t) handle->nbytes;
   rec->slot = handle->counter_offset;
   rec->storages = 1;
@@ -299,9 +313,12 @@ cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error)
   return tensor_over (rec, handle, error);
 }
 
+/* Received storages are foreign (no allocator), and a foreign storage's
+ * owner never changes; checking the allocator first keeps this from
+ * reading the owner of a storage that cow_ipc_send() may be rewrapping. */
 bool
 cow_ipc_is_received (const CowTensor *tensor)
 {
-  return tensor != NULL && !cow_storage_needs_materialize (tensor->storage)
+  return tensor != NULL && tensor->storage->allocator == NULL
          && tensor->storage->owner.deleter == cow_ipc_received_free;
 }

@@ -394,15 +394,13 @@ cow_ipc_counter_files_open (void)
   return n;
 }
 
-CowStatus
-cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *error)
+/* Under the storage's lock (see cow_ipc_send()). */
+static CowStatus
+send_locked (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *error)
 {
-  if (tensor == NULL || handle == NULL || fd_out == NULL)
-    return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
-                          "ipc_send: tensor, handle and fd_out must not be NULL");
-  *fd_out = -1;
   CowStorage *storage = tensor->storage;
-  if (storage->cow == NULL && storage->owner.deleter == cow_ipc_received_free)
+  if (!cow_storage_needs_materialize (storage)
+      && storage->owner.deleter == cow_ipc_received_free)
     return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
                           "ipc_send: tensor %" PRIu64 " was received from another process;"
                           " only the producer of a block can share it (copy it into a"
@@ -411,14 +409,28 @@ cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *er
   /* A lazy copy gets its own bytes first, as PyTorch materializes COW
    * storages before sharing them. */
   if (cow_storage_needs_materialize (storage)
-      && cow_storage_materialize (storage, COW_OP_IPC, tensor->id, error) != COW_OK)
+      && cow_storage_materialize_locked (storage, COW_OP_IPC, tensor->id, error) != COW_OK)
     return error != NULL ? error->code : COW_ERROR_NO_MEMORY;
   CowIpcShmBlock *block = cow_ipc_shm_block_of (&storage->owner);
   const CowIpcTransport *transport = NULL;
   if (block != NULL)
     transport = &cow_ipc_cpu_transport;
   else if (storage->allocator != NULL && storage->allocator->device_type == COW_DEVICE_CUDA)
-    transport = &cow_ipc_cuda_transport;
+    {
+      const CowDataPtr *owner = &storage->owner;
+      while (owner->deleter == cow_ipc_sent_free)
+        owner = cow_ipc_sent_inner (owner->context);
+      if (cow_cuda_block_is_pooled (owner))
+        return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                              "ipc_send: tensor %" PRIu64 " lives in cuda:%d memory from the"
+                              " stream-ordered pool (cudaMallocAsync), which"
+                              " cudaIpcGetMemHandle cannot share; allocate it with"
+                              " cow_ipc_shareable_cuda_allocator (%d) or copy it into such"
+                              " a tensor",
+                              tensor->id, storage->allocator->device_index,
+                              storage->allocator->device_index);
+      transport = &cow_ipc_cuda_transport;
+    }
   else
     return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
                           "ipc_send: tensor %" PRIu64 " lives in memory another process"
@@ -454,7 +466,16 @@ cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *er
   CowStatus status = transport->export_block (transport, &storage->owner, storage->data,
                                               storage->nbytes, handle, &fd, error);
   if (status == COW_OK)
-    status = transport->record_event (transport, handle, error);
+    {
+      /* Device bytes: the consumer's wait must follow every write the
+       * engine enqueued on the storage's stream, so record there. */
+      CowCudaStream *previous = NULL;
+      if (storage->stream != NULL)
+        previous = cow_cuda_exchange_current_stream (storage->stream);
+      status = transport->record_event (transport, handle, error);
+      if (storage->stream != NULL)
+        cow_cuda_exchange_current_stream (previous);
+    }
   if (status != COW_OK)
     return status;
 
@@ -475,8 +496,8 @@ cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *er
   sent->nbytes = storage->nbytes;
   sent->allocation_id = storage->allocation_id;
   sent->next = NULL;
-  /* The storage now frees through the record.  Sending is a write to the
-   * storage's owner: the caller must not lazy-clone it concurrently. */
+  /* The storage now frees through the record.  The storage's lock keeps
+   * a concurrent lazy clone from moving the old owner into a context. */
   storage->owner = (CowDataPtr) { .data = storage->data, .context = sent,
                                   .deleter = cow_ipc_sent_free };
   handle->counter_file_id = sent->file->id;
@@ -487,6 +508,26 @@ cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *er
   COW_TRACE (COW_EVENT_IPC_SEND, COW_OP_IPC, 0, sent->allocation_id, sent->file->id,
              sent->slot, 1, 0);
   return COW_OK;
+}
+
+/* A send rewrites the storage's owner (and materializes a lazy copy
+ * first, as PyTorch's share paths take mutable_data()), so it holds the
+ * storage's lock: a lazy clone or a write of the same storage on another
+ * thread happens wholly before it (the send then materializes the new
+ * lazy copy, or sends the written bytes) or wholly after it (the clone
+ * then copies eagerly, since sent bytes cannot be shared lazily). */
+CowStatus
+cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *error)
+{
+  if (tensor == NULL || handle == NULL || fd_out == NULL)
+    return cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                          "ipc_send: tensor, handle and fd_out must not be NULL");
+  *fd_out = -1;
+  CowStorage *storage = tensor->storage;
+  pthread_mutex_lock (&storage->lock);
+  CowStatus status = send_locked (tensor, handle, fd_out, error);
+  pthread_mutex_unlock (&storage->lock);
+  return status;
 }
 
 /* Parses "cowtensor-ipc-<pid>-<n>"; 0 if the name is not ours. */

@@ -11,6 +11,8 @@
 #ifdef COW_HAVE_CUDA
 #include <cuda_runtime_api.h>
 
+#include "cow-cuda-runtime-private.h"
+
 _Static_assert (sizeof (cudaIpcMemHandle_t) + sizeof (cudaIpcEventHandle_t)
                   <= sizeof (((CowIpcHandle *) 0)->transport_data),
                 "CUDA IPC handles fit in the transport data");
@@ -87,45 +89,70 @@ cuda_close (const CowIpcTransport *self, void *data, size_t nbytes, void *mappin
   cudaIpcCloseMemHandle (mapping);
 }
 
-/* Records an interprocess event on the default stream; the consumer
- * waits on it before touching the bytes.  (PyTorch syncs the stream
- * instead past 1,000 live events; we create one per send and let the
- * handle carry it.) */
+/* Records an interprocess event on the calling thread's current stream
+ * on the handle's device (cow_ipc_send() makes the sent storage's stream,
+ * where the engine enqueues every write to its bytes, current around
+ * this call); the consumer waits on it before touching the bytes.
+ * (PyTorch syncs the stream instead past 1,000 live events; we create
+ * one per send and let the handle carry it.) */
 static CowStatus
 cuda_record (const CowIpcTransport *self, CowIpcHandle *handle, CowError *error)
 {
   (void) self;
+  int previous;
+  CowStatus entered = cow_cuda_enter_device (handle->device_index, &previous, error);
+  if (entered != COW_OK)
+    return entered;
   cudaEvent_t event;
   cudaError_t status = cudaEventCreateWithFlags (&event, cudaEventDisableTiming
                                                            | cudaEventInterprocess);
   if (status != cudaSuccess)
-    return cuda_fail (error, "cudaEventCreateWithFlags", status);
+    {
+      cow_cuda_restore_device (previous);
+      return cuda_fail (error, "cudaEventCreateWithFlags", status);
+    }
+  CowCudaStream *stream = cow_cuda_stream_for_device (handle->device_index);
   cudaIpcEventHandle_t eh;
-  status = cudaEventRecord (event, 0);
+  status = cudaEventRecord (event, cow_cuda_stream_handle (stream));
   if (status == cudaSuccess)
     status = cudaIpcGetEventHandle (&eh, event);
   cudaEventDestroy (event); /* the handle keeps it valid for the consumer */
+  cow_cuda_stream_unref (stream);
+  cow_cuda_restore_device (previous);
   if (status != cudaSuccess)
     return cuda_fail (error, "cudaIpcGetEventHandle", status);
   memcpy (handle->transport_data + sizeof (cudaIpcMemHandle_t), &eh, sizeof eh);
   return COW_OK;
 }
 
+/* Makes the stream the received storage will take — the calling
+ * thread's current stream on the handle's device, else that device's
+ * default stream (cow_cuda_stream_for_device(), as the storage made right
+ * after on this thread gets) — wait for the producer's event.  Waiting on
+ * the legacy default stream would not order the engine's non-blocking
+ * streams after it.  PyTorch waits on the current stream likewise. */
 static CowStatus
 cuda_wait (const CowIpcTransport *self, const CowIpcHandle *handle, CowError *error)
 {
   (void) self;
   if (cow_ipc_cuda_available (error) != COW_OK)
     return COW_ERROR_DEVICE;
+  int previous;
+  CowStatus entered = cow_cuda_enter_device (handle->device_index, &previous, error);
+  if (entered != COW_OK)
+    return entered;
   cudaIpcEventHandle_t eh;
   memcpy (&eh, handle->transport_data + sizeof (cudaIpcMemHandle_t), sizeof eh);
+  CowCudaStream *stream = cow_cuda_stream_for_device (handle->device_index);
   cudaEvent_t event;
   cudaError_t status = cudaIpcOpenEventHandle (&event, eh);
   if (status == cudaSuccess)
     {
-      status = cudaStreamWaitEvent (0, event, 0);
+      status = cudaStreamWaitEvent (cow_cuda_stream_handle (stream), event, 0);
       cudaEventDestroy (event);
     }
+  cow_cuda_stream_unref (stream);
+  cow_cuda_restore_device (previous);
   if (status != cudaSuccess)
     return cuda_fail (error, "cudaIpcOpenEventHandle", status);
   return COW_OK;

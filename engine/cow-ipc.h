@@ -22,7 +22,8 @@
  * Semantics a user should know:
  *   - Only tensors whose storage comes from a shareable allocator can be
  *     sent; others fail with COW_ERROR_NOT_SUPPORTED (copy them into a
- *     tensor from cow_ipc_shareable_cpu_allocator() first).  A lazy copy
+ *     tensor from cow_ipc_shareable_cpu_allocator() or
+ *     cow_ipc_shareable_cuda_allocator() first).  A lazy copy
  *     is materialized before it is sent (as PyTorch does).
  *   - Sent and received bytes are shared memory: a write through the
  *     producer's or a consumer's tensor is visible in every process (as
@@ -141,6 +142,16 @@ CowStatus cow_ipc_cuda_available (CowError *error);
  * finds no room (memfd or mmap fail, or the byte limit below is reached)
  * it runs cow_ipc_collect() and retries once. */
 CowAllocator *cow_ipc_shareable_cpu_allocator (void);
+/* The IPC-shareable allocator of cuda:@index (an immortal singleton), or
+ * NULL with @error set as cow_cuda_check_device() does.  Its blocks come
+ * from plain cudaMalloc, which cudaIpcGetMemHandle() can export;
+ * cow_cuda_allocator()'s blocks come from the stream-ordered pool
+ * (cudaMallocAsync), which it cannot, so cow_ipc_send() refuses them.
+ * Allocate device tensors to send with it (cow_tensor_empty_with_allocator(),
+ * then cow_tensor_copy_() into them); their lazy copies materialize into
+ * it too.  Freeing a block synchronizes the device (cudaFree). */
+CowAllocator *cow_ipc_shareable_cuda_allocator (int index, CowError *error);
+
 /* Caps the bytes of live shareable blocks (0: no cap), for tests. */
 void cow_ipc_shareable_set_limit (size_t nbytes);
 /* Bytes of shareable blocks alive in this process (limbo included). */
@@ -150,15 +161,23 @@ size_t cow_ipc_shareable_live_bytes (void);
  * memfd, borrowed, to pass with cow_ipc_send_fds() before the block can
  * go; CUDA: -1).  Each call takes a new counter slot set to 1: the
  * handle must be received exactly once.  Refuses tensors received from
- * another process and tensors in non-shareable memory
- * (COW_ERROR_NOT_SUPPORTED). */
+ * another process and tensors in non-shareable memory, including
+ * device memory from cow_cuda_allocator()'s stream-ordered pool
+ * (COW_ERROR_NOT_SUPPORTED, naming the shareable allocator to use).  A lazy copy is materialized first (a write,
+ * which can fail like any: COW_ERROR_NO_MEMORY).  Safe while other
+ * threads lazily clone or write the same tensor's storage: each of those
+ * happens wholly before the send (the send then materializes the new
+ * lazy copy, or sends the written bytes) or wholly after it (a lazy
+ * clone then copies eagerly). */
 CowStatus cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out,
                         CowError *error);
 
 /* Consumer: a tensor over the bytes @handle names.  @fd (CPU: the memfd
  * received beside the handle; CUDA: -1) is consumed: closed in every
  * case.  Receiving the same block again while a tensor over it lives
- * shares the mapping and releases the new slot at once. */
+ * shares the mapping and releases the new slot at once — in the process
+ * that received it: a forked child receiving a block its parent mapped
+ * maps it itself and keeps its new slot counted until it releases. */
 CowTensor *cow_ipc_receive (const CowIpcHandle *handle, int fd, CowError *error);
 
 /* True when @tensor's bytes were received from another process. */

@@ -156,7 +156,13 @@ CowTensor *
 cow_tensor_new_like (int ndim, const int64_t *sizes, CowDType dtype, CowOp op,
                      const CowTensor *base, CowError *error)
 {
-  CowAllocator *allocator = base ? base->storage->allocator : NULL;
+  CowAllocator *allocator = NULL;
+  if (base != NULL)
+    {
+      allocator = cow_storage_result_allocator (base->storage, error);
+      if (allocator == NULL)
+        return NULL;
+    }
   return cow_tensor_new_fresh (ndim, sizes, dtype, allocator, op, base, error);
 }
 

@@ -8,6 +8,13 @@
  * while it is still held; whoever drops the count to zero takes the
  * exclusive lock, which waits for every copy in flight, and steals the
  * bytes.  So when every sharer writes, exactly one of them steals.
+ *
+ * Each storage's own lock serialises what changes that storage's owner
+ * or context: its lazy clones, its materialization and cow_ipc_send() of
+ * it.  Lazy clone and materialization are a read and a write, which the
+ * user keeps apart anyway (cow-thread-safety.md), but a send is a read to
+ * the user that materializes and rewraps the owner behind their back.
+ * Sharers on other storages never wait for each other's storage locks.
  */
 #include "cow-storage-private.h"
 #include "cow-simulate-private.h"
@@ -16,21 +23,32 @@
 #include <stdlib.h>
 
 static void
-storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator)
+storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator,
+              CowDevice device)
 {
   atomic_init (&storage->refcount, 1);
+  pthread_mutex_init (&storage->lock, NULL); /* cannot fail without attributes */
   storage->id = cow_next_id ();
   storage->nbytes = nbytes;
   storage->allocator = allocator;
+  storage->device = device;
   storage->data = NULL;
   storage->allocation_id = 0;
   storage->owner = (CowDataPtr) { 0 };
   atomic_init (&storage->cow, NULL);
   atomic_init (&storage->sim, NULL);
   storage->block = block;
-  storage->stream = allocator != NULL && allocator->device_type == COW_DEVICE_CUDA
-                      ? cow_cuda_stream_for_device (allocator->device_index)
+  storage->stream = device.type == COW_DEVICE_CUDA
+                      ? cow_cuda_stream_for_device (device.index)
                       : NULL;
+}
+
+static CowDevice
+allocator_device (const CowAllocator *allocator)
+{
+  if (allocator == NULL || allocator->device_type == COW_DEVICE_CPU)
+    return cow_device_cpu ();
+  return (CowDevice) { allocator->device_type, allocator->device_index };
 }
 
 /* Runs @storage's allocator on the storage's stream: a device allocator
@@ -48,7 +66,7 @@ storage_allocate (CowStorage *storage, CowDataPtr *out, CowError *error)
 }
 
 static CowStorage *
-storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
+storage_alloc (size_t nbytes, CowDevice device, CowError *error)
 {
   CowStorage *storage = malloc (sizeof *storage);
   if (storage == NULL)
@@ -56,7 +74,7 @@ storage_alloc (size_t nbytes, CowAllocator *allocator, CowError *error)
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
       return NULL;
     }
-  storage_init (storage, storage, nbytes, allocator);
+  storage_init (storage, storage, nbytes, NULL, device);
   return storage;
 }
 
@@ -66,11 +84,12 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
 {
   if (allocator == NULL)
     allocator = cow_cpu_allocator ();
-  storage_init (storage, block, nbytes, allocator);
+  storage_init (storage, block, nbytes, allocator, allocator_device (allocator));
   CowStatus status = storage_allocate (storage, &storage->owner, error);
   if (status != COW_OK)
     {
       cow_cuda_stream_unref (storage->stream);
+      pthread_mutex_destroy (&storage->lock);
       return status;
     }
   storage->data = storage->owner.data;
@@ -78,7 +97,7 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator),
              storage->allocation_id, nbytes, (uint64_t) (uintptr_t) storage->data,
              cow_allocation_device (allocator), 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, op, cow_trace_device (allocator), storage->id,
+  COW_TRACE (COW_EVENT_STORAGE_NEW, op, cow_trace_device (storage->device), storage->id,
              storage->allocation_id, nbytes, 0, 0);
   return COW_OK;
 }
@@ -102,8 +121,8 @@ cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
 }
 
 CowStorage *
-cow_storage_new_foreign (void *data, size_t nbytes, void *context,
-                         CowDeleterFn deleter, CowError *error)
+cow_storage_new_foreign_on (void *data, size_t nbytes, CowDevice device, void *context,
+                            CowDeleterFn deleter, CowError *error)
 {
   if (data == NULL && nbytes > 0)
     {
@@ -111,17 +130,48 @@ cow_storage_new_foreign (void *data, size_t nbytes, void *context,
                      "foreign memory of %zu bytes has a NULL data pointer", nbytes);
       return NULL;
     }
-  CowStorage *storage = storage_alloc (nbytes, NULL, error);
+  bool valid = device.type == COW_DEVICE_CPU
+                 ? device.index == 0
+                 : device.type == COW_DEVICE_CUDA && device.index >= 0
+                     && device.index < COW_CUDA_MAX_DEVICES;
+  if (!valid)
+    {
+      char name[COW_DEVICE_NAME_MAX];
+      cow_set_error (error, COW_ERROR_INVALID_ARGUMENT,
+                     "foreign memory on %s: no such device (cpu, or cuda:0 to cuda:%d)",
+                     cow_device_format (device, name, sizeof name), COW_CUDA_MAX_DEVICES - 1);
+      return NULL;
+    }
+  CowStorage *storage = storage_alloc (nbytes, device, error);
   if (storage == NULL)
     return NULL;
   storage->data = data;
   storage->owner = (CowDataPtr) { .data = data, .context = context, .deleter = deleter };
   storage->allocation_id = cow_next_id ();
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, COW_OP_FROM_FOREIGN, COW_ALLOCATION_FOREIGN,
-             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) data, 0, 0);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_FROM_FOREIGN, 0, storage->id,
-             storage->allocation_id, nbytes, 0, 0);
+             storage->allocation_id, nbytes, (uint64_t) (uintptr_t) data,
+             (uint64_t) device.index, 0);
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_FROM_FOREIGN, cow_trace_device (device),
+             storage->id, storage->allocation_id, nbytes, 0, 0);
   return storage;
+}
+
+CowStorage *
+cow_storage_new_foreign (void *data, size_t nbytes, void *context,
+                         CowDeleterFn deleter, CowError *error)
+{
+  return cow_storage_new_foreign_on (data, nbytes, cow_device_cpu (), context, deleter,
+                                     error);
+}
+
+CowAllocator *
+cow_storage_result_allocator (const CowStorage *storage, CowError *error)
+{
+  if (storage->allocator != NULL)
+    return storage->allocator;
+  if (storage->device.type == COW_DEVICE_CUDA)
+    return cow_cuda_allocator (storage->device.index, error);
+  return cow_cpu_allocator ();
 }
 
 CowStorage *
@@ -141,7 +191,7 @@ release_owner (CowStorage *storage)
   COW_TRACE (COW_EVENT_ALLOCATION_FREE, COW_OP_NONE,
              cow_allocation_kind (storage->allocator), storage->allocation_id,
              storage->nbytes, (uint64_t) (uintptr_t) storage->data,
-             cow_allocation_device (storage->allocator), 0);
+             (uint64_t) storage->device.index, 0);
 }
 
 void
@@ -164,6 +214,7 @@ cow_storage_unref (CowStorage *storage)
     cow_sim_state_free (sim);
   COW_TRACE (COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
              storage->allocation_id, storage->nbytes, context_id, 0);
+  pthread_mutex_destroy (&storage->lock);
   free (storage->block);
 }
 
@@ -208,21 +259,25 @@ cow_storage_wrap_refusal (const CowStorage *storage)
   return 0;
 }
 
-CowStatus
-cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
-                             CowError *error)
+/* Under @storage's lock. */
+static CowStatus
+init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *storage,
+                        CowEagerReason *refusal_out, CowError *error)
 {
-  /* Acquire pairs with the publishing CAS: the context's fields are set. */
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   if (context == NULL)
     {
       CowEagerReason refusal = cow_storage_wrap_refusal (storage);
       if (refusal != 0)
-        return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
-                              "lazy_clone: storage %" PRIu64 " %s", storage->id,
-                              refusal == COW_EAGER_FOREIGN_DATA_PTR
-                                ? "wraps foreign memory with its own deleter"
-                                : "has a data pointer its allocator cannot share");
+        {
+          if (refusal_out != NULL)
+            *refusal_out = refusal;
+          return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
+                                "lazy_clone: storage %" PRIu64 " %s", storage->id,
+                                refusal == COW_EAGER_FOREIGN_DATA_PTR
+                                  ? "wraps foreign memory with its own deleter"
+                                  : "has a data pointer its allocator cannot share");
+        }
 
       /* Device bytes: later copies on other streams must wait for the
        * writes enqueued so far on the source's stream. */
@@ -235,37 +290,43 @@ cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storag
             return error->code;
         }
       /* Turn the source copy-on-write in place: its bytes move into a new
-       * context.  Two threads may race here; the CAS picks one context. */
-      CowContext *fresh = cow_context_new (storage->data, storage->owner,
-                                           storage->nbytes, storage->allocation_id,
-                                           storage->allocator, device_sync);
-      if (fresh == NULL)
+       * context.  Concurrent first clones of this storage are serialised
+       * by its lock, so they agree on one context.  Release: readers of
+       * `cow` without the lock (introspection) see the context's fields. */
+      context = cow_context_new (storage->data, storage->owner, storage->nbytes,
+                                 storage->allocation_id, storage->allocator,
+                                 device_sync);
+      if (context == NULL)
         return cow_set_error (error, COW_ERROR_NO_MEMORY,
                               "lazy_clone: cannot allocate a context");
-      CowContext *expected = NULL;
-      if (atomic_compare_exchange_strong_explicit (&storage->cow, &expected, fresh,
-                                                   memory_order_acq_rel,
-                                                   memory_order_acquire))
-        {
-          context = fresh;
-          COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
-                     storage->id, 1, context->allocation_id, 0);
-        }
-      else
-        {
-          cow_context_discard (fresh);
-          context = expected;
-        }
+      atomic_store_explicit (&storage->cow, context, memory_order_release);
+      COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
+                 storage->id, 1, context->allocation_id, 0);
     }
 
-  storage_init (result, block, storage->nbytes, storage->allocator);
+  storage_init (result, block, storage->nbytes, storage->allocator, storage->device);
   cow_context_ref (context, result->id);
   result->data = storage->data;
   result->allocation_id = context->allocation_id;
   atomic_init (&result->cow, context);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->allocator),
+  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->device),
              result->id, result->allocation_id, result->nbytes, context->id, storage->id);
   return COW_OK;
+}
+
+/* The source's lock keeps a concurrent cow_ipc_send() or materialization
+ * of it from changing its owner or context while they are read here.  A
+ * context with refcount ≥ 1 cannot vanish while it is held. */
+CowStatus
+cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
+                             CowEagerReason *refusal, CowError *error)
+{
+  if (refusal != NULL)
+    *refusal = 0;
+  pthread_mutex_lock (&storage->lock);
+  CowStatus status = init_lazy_clone_locked (result, block, storage, refusal, error);
+  pthread_mutex_unlock (&storage->lock);
+  return status;
 }
 
 CowStorage *
@@ -282,7 +343,7 @@ cow_storage_lazy_clone (CowStorage *storage, CowError *error)
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
       return NULL;
     }
-  if (cow_storage_init_lazy_clone (result, result, storage, error) != COW_OK)
+  if (cow_storage_init_lazy_clone (result, result, storage, NULL, error) != COW_OK)
     {
       free (result);
       return NULL;
@@ -298,7 +359,8 @@ steal (CowStorage *storage, CowContext *context)
   storage->data = context->data;
   storage->owner = context->owner;
   storage->allocation_id = context->allocation_id;
-  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
+  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
   return cow_context_finish_steal (context, storage->id, storage->stream);
 }
 
@@ -306,14 +368,14 @@ static void
 finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
         int64_t waited)
 {
-  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind | cow_trace_device (storage->allocator),
+  COW_TRACE (COW_EVENT_MATERIALIZE_END, op, kind | cow_trace_device (storage->device),
              storage->id, context_id, storage->allocation_id, storage->nbytes,
              (uint64_t) waited);
 }
 
 /* Materializes a storage that is the context's only sharer: it takes
- * the bytes over.  Nothing can add a sharer meanwhile, since a lazy clone
- * of this storage would be a read racing this write. */
+ * the bytes over.  Nothing can add a sharer meanwhile: a lazy clone of
+ * this storage waits for its lock, which the caller holds. */
 static void
 steal_unique (CowStorage *storage, CowContext *context, CowOp op, int64_t waited)
 {
@@ -346,20 +408,24 @@ copy_shared_bytes (CowStorage *storage, CowContext *context, void *dst, CowError
   return status;
 }
 
+/* Under the storage's lock, which keeps a lazy clone of this storage (or
+ * cow_ipc_send() of it) on another thread from adding a sharer or
+ * reading the owner meanwhile; other storages sharing the context are
+ * not held up. */
 CowStatus
-cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
-                         CowError *error)
+cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_id,
+                                CowError *error)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
   if (context == NULL)
-    return COW_OK;
+    return COW_OK; /* another thread materialized it first */
   /* Saved for the end event: the context may be gone by then. */
   uint64_t context_id = context->id;
 
   /* BEGIN … END bracket the device copy on this thread: a CUDA tracer
    * correlating by thread and time (CUPTI external correlation pushed on
    * BEGIN) sees the cudaMemcpyAsync inside. */
-  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->allocator),
+  COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->device),
              storage->id, context->id, tensor_id, storage->nbytes, 0);
 
   /* Acquire pairs with the other storages' release decrements. */
@@ -431,12 +497,23 @@ cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
   storage->data = fresh.data;
   storage->owner = fresh;
   storage->allocation_id = fresh_id;
-  atomic_store_explicit (&storage->cow, NULL, memory_order_relaxed);
+  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
+  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator), fresh_id,
              storage->nbytes, (uint64_t) (uintptr_t) fresh.data,
              cow_allocation_device (allocator), 0);
   finish (storage, context_id, op, COW_MATERIALIZE_COPY, waited);
   return COW_OK;
+}
+
+CowStatus
+cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
+                         CowError *error)
+{
+  pthread_mutex_lock (&storage->lock);
+  CowStatus status = cow_storage_materialize_locked (storage, op, tensor_id, error);
+  pthread_mutex_unlock (&storage->lock);
+  return status;
 }
 
 void *

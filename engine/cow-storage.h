@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cow-allocator.h"
+#include "cow-device.h"
 #include "cow-error.h"
 
 #ifdef __cplusplus
@@ -31,6 +32,17 @@ CowStorage *cow_storage_new (size_t nbytes, CowAllocator *allocator,
  * lazy clones of it copy eagerly, with COW_EAGER_FOREIGN_DATA_PTR. */
 CowStorage *cow_storage_new_foreign (void *data, size_t nbytes, void *context,
                                      CowDeleterFn deleter, CowError *error);
+
+/* The same for memory on @device (cow_device_cuda (i) for device memory,
+ * such as a CUDA IPC mapping).  The storage is a device storage: ops run
+ * on the device (failing with COW_ERROR_DEVICE "no CUDA device: …" where
+ * there is none), never on the host; its results come from
+ * cow_cuda_allocator().  The device need not be present to wrap the
+ * memory; an index outside cuda:0 … cuda:(COW_CUDA_MAX_DEVICES-1) fails
+ * with COW_ERROR_INVALID_ARGUMENT. */
+CowStorage *cow_storage_new_foreign_on (void *data, size_t nbytes, CowDevice device,
+                                        void *context, CowDeleterFn deleter,
+                                        CowError *error);
 
 CowStorage *cow_storage_ref (CowStorage *storage);
 void cow_storage_unref (CowStorage *storage);

@@ -77,7 +77,7 @@ cow_tensor_init (CowTensor *tensor, CowStorage *storage, int ndim,
       numel *= sizes[d]; /* checked by the caller */
     }
   COW_TRACE (COW_EVENT_TENSOR_NEW, op,
-             (uint32_t) dtype | (uint32_t) ndim << 8 | cow_trace_device (storage->allocator),
+             (uint32_t) dtype | (uint32_t) ndim << 8 | cow_trace_device (storage->device),
              tensor->id, storage->id, base ? base->id : 0, (uint64_t) numel,
              (uint64_t) storage_offset);
 }

@@ -12,6 +12,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define N_THREADS 8
 /* Elements per tensor: big enough that copies overlap in time. */
@@ -651,6 +653,172 @@ test_free_while_writing (void)
   run_free_race (N_THREADS / 2, stress_rounds (1000));
 }
 
+/* ------------------------------------------------------------------ */
+/* 5. cow_ipc_send racing lazy clones and a write of the same storage  */
+/* ------------------------------------------------------------------ */
+
+typedef enum { ROLE_IDLE, ROLE_SEND, ROLE_CLONE, ROLE_WRITE } SendRole;
+
+typedef struct {
+  pthread_barrier_t start, done;
+  guint rounds;
+  guint seed, written_seed;      /* set by main before each round */
+  CowTensor *source;             /* from the shareable allocator */
+  SendRole roles[N_THREADS];
+  CowStatus send_status;
+  CowIpcHandle handle;
+  int fd;
+  CowTensor *clones[N_THREADS];  /* ROLE_CLONE results */
+  guint write_failures;
+} SendRace;
+
+typedef struct {
+  SendRace *shared;
+  guint index;
+} SendWorker;
+
+static gpointer
+send_race_worker (gpointer data)
+{
+  SendWorker *w = data;
+  SendRace *s = w->shared;
+  for (guint r = 0; r < s->rounds; r++)
+    {
+      pthread_barrier_wait (&s->start);
+      switch (s->roles[w->index])
+        {
+        case ROLE_SEND:
+          s->send_status = cow_ipc_send (s->source, &s->handle, &s->fd, NULL);
+          break;
+        case ROLE_CLONE:
+          s->clones[w->index] = cow_tensor_lazy_clone (s->source, NULL);
+          break;
+        case ROLE_WRITE:
+          s->write_failures += write_pattern (s->source, s->written_seed);
+          break;
+        case ROLE_IDLE:
+          break;
+        }
+      pthread_barrier_wait (&s->done);
+    }
+  return NULL;
+}
+
+/* A tensor of N_ELEMS f32 in shareable memory holding pattern (@seed). */
+static CowTensor *
+make_shareable_source (guint seed)
+{
+  CowError error = { 0 };
+  CowTensor *t = cow_tensor_empty_with_allocator (1, (int64_t[]) { N_ELEMS }, COW_DTYPE_F32,
+                                                  cow_ipc_shareable_cpu_allocator (),
+                                                  &error);
+  test_assert_cow_ok (&error);
+  g_assert_cmpuint (write_pattern (t, seed), ==, 0);
+  return t;
+}
+
+/* One thread sends a tensor while the others lazily clone it or (with
+ * @with_writer) one other writes it: a writer racing clones of the same
+ * storage would break the user's contract on the bytes themselves.  In
+ * odd rounds the tensor is already a lazy copy, so the send materializes
+ * it while they run.  Whatever the order, the send succeeds and the
+ * consumer (a loopback receive) maps exactly the bytes the producer's
+ * tensor now has; the clones keep the data they were cloned from and
+ * never see writes through the shared bytes; every block is freed once. */
+static void
+run_send_race (gboolean with_writer, guint rounds)
+{
+  SendRace s = { .rounds = rounds };
+  SendWorker workers[N_THREADS];
+  GThread *threads[N_THREADS];
+  for (guint i = 0; i < N_THREADS; i++)
+    s.roles[i] = i == 0 ? ROLE_SEND
+                 : !with_writer ? ROLE_CLONE
+                 : i == 1 ? ROLE_WRITE : ROLE_IDLE;
+  pthread_barrier_init (&s.start, NULL, N_THREADS + 1);
+  pthread_barrier_init (&s.done, NULL, N_THREADS + 1);
+  for (guint i = 0; i < N_THREADS; i++)
+    {
+      workers[i] = (SendWorker) { &s, i };
+      threads[i] = g_thread_new ("send-race", send_race_worker, &workers[i]);
+    }
+
+  for (guint r = 0; r < rounds; r++)
+    {
+      s.seed = r % 500;
+      s.written_seed = 500 + r % 500;
+      s.source = make_shareable_source (s.seed);
+      /* Odd rounds: a lazy copy, whose send has to materialize it. */
+      CowTensor *earlier = r % 2 ? lazy_clone (s.source) : NULL;
+      s.fd = -1;
+      memset (s.clones, 0, sizeof s.clones);
+
+      pthread_barrier_wait (&s.start);
+      pthread_barrier_wait (&s.done);
+
+      g_assert_cmpint (s.send_status, ==, COW_OK);
+      g_assert_cmpint (s.fd, >=, 0);
+      g_assert_cmpuint (s.write_failures, ==, 0);
+      g_assert_false (cow_tensor_is_cow (s.source));
+      guint now = with_writer ? s.written_seed : s.seed;
+      g_assert_cmpuint (count_mismatches (s.source, now), ==, 0);
+
+      CowError error = { 0 };
+      CowTensor *received = cow_ipc_receive (&s.handle, dup (s.fd), &error);
+      test_assert_cow_ok (&error);
+      g_assert_cmpuint (count_mismatches (received, now), ==, 0);
+      /* The consumer's write reaches the producer's tensor, and nothing
+       * else: the bytes a clone shares were never the sent ones. */
+      float *shared = cow_tensor_mutable_data (received, &error);
+      test_assert_cow_ok (&error);
+      shared[0] = -1.0f;
+      g_assert_cmpfloat (((const float *) cow_tensor_const_data (s.source))[0], ==, -1.0f);
+      for (guint i = 0; i < N_THREADS; i++)
+        {
+          CowTensor *clone = s.clones[i];
+          if (s.roles[i] != ROLE_CLONE)
+            continue;
+          g_assert_nonnull (clone);
+          g_assert_false (cow_tensor_is_alias_of (clone, s.source));
+          g_assert_cmpuint (count_mismatches (clone, s.seed), ==, 0);
+          cow_tensor_unref (clone);
+        }
+      if (earlier != NULL)
+        {
+          g_assert_cmpuint (count_mismatches (earlier, s.seed), ==, 0);
+          cow_tensor_unref (earlier);
+        }
+      cow_tensor_unref (received);
+      g_assert_cmpint (cow_ipc_handle_count (&s.handle), ==, 0);
+      cow_tensor_unref (s.source);
+      g_assert_cmpuint (cow_ipc_limbo_size (), ==, 0);
+      g_assert_cmpuint (cow_ipc_shareable_live_bytes (), ==, 0);
+    }
+
+  for (guint i = 0; i < N_THREADS; i++)
+    g_thread_join (threads[i]);
+  pthread_barrier_destroy (&s.start);
+  pthread_barrier_destroy (&s.done);
+}
+
+/* PyTorch materializes a lazy copy before sharing it (its share paths
+ * take mutable_data()); here the send holds the storage's lock, so lazy
+ * clones of the same storage on other threads land wholly before it
+ * (then share the old bytes) or wholly after it (then copy eagerly). */
+static void
+test_send_while_lazy_cloned (void)
+{
+  run_send_race (FALSE, stress_rounds (300));
+}
+
+/* The same with a writer: the send and the write's materialization do
+ * not interleave, and the consumer maps the bytes the writer wrote. */
+static void
+test_send_while_written (void)
+{
+  run_send_race (TRUE, stress_rounds (300));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -664,6 +832,8 @@ main (int argc, char **argv)
                    test_concurrent_first_clone);
   g_test_add_func ("/concurrency/free/all-at-once", test_free_all_at_once);
   g_test_add_func ("/concurrency/free/while-writing", test_free_while_writing);
+  g_test_add_func ("/concurrency/ipc/send-while-lazy-cloned", test_send_while_lazy_cloned);
+  g_test_add_func ("/concurrency/ipc/send-while-written", test_send_while_written);
 
   return g_test_run ();
 }

@@ -25,9 +25,13 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SIZES(...) (int) (sizeof ((const int64_t[]) { __VA_ARGS__ }) / sizeof (int64_t)), \
                    ((const int64_t[]) { __VA_ARGS__ })
+
+/* Runs of count_and_unmap(), the deleter of foreign test memory. */
+static int deleted_foreign;
 
 /* Asserts @err holds @code and a message containing @needle. */
 static void
@@ -137,6 +141,9 @@ test_no_device_runtime (void)
       assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
       cow_error_clear (&error);
       g_assert_null (cow_cuda_allocator (indices[i], &error));
+      assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+      cow_error_clear (&error);
+      g_assert_null (cow_ipc_shareable_cuda_allocator (indices[i], &error));
       assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
     }
 
@@ -292,6 +299,153 @@ test_no_device_cpu_still_works (void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Foreign device memory (a received CUDA IPC mapping, say)            */
+/* ------------------------------------------------------------------ */
+
+/* Memory that faults on any host access: if an op ever read or wrote a
+ * device storage's bytes on the host, the test would crash. */
+static void *
+inaccessible_page (void)
+{
+  void *page = mmap (NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_assert_true (page != MAP_FAILED);
+  return page;
+}
+
+static void
+count_and_unmap (void *context)
+{
+  munmap (context, 4096);
+  deleted_foreign++;
+}
+
+/* An f32 tensor of @n elements over foreign memory on @device. */
+static CowTensor *
+foreign_on (CowDevice device, int64_t n)
+{
+  CowError error = { 0 };
+  void *page = inaccessible_page ();
+  CowStorage *storage = cow_storage_new_foreign_on (page, (size_t) n * sizeof (float), device,
+                                                    page, count_and_unmap, &error);
+  test_assert_cow_ok (&error);
+  CowTensor *t = cow_tensor_new_on_storage (storage, 1, &n, COW_DTYPE_F32, &error);
+  test_assert_cow_ok (&error);
+  cow_storage_unref (storage);
+  return t;
+}
+
+/* Foreign memory named as device memory is a device storage: its device,
+ * trace events and the refusal of bad devices; its deleter runs once. */
+static void
+test_any_foreign_device_storage (void)
+{
+  CowError error = { 0 };
+  TestRecorder *rec = test_recorder_new ();
+  deleted_foreign = 0;
+  test_recorder_start (rec);
+  CowTensor *t = foreign_on (cow_device_cuda (1), 8);
+  test_recorder_stop (rec);
+  g_assert_true (cow_device_equal (cow_tensor_device (t), cow_device_cuda (1)));
+  g_assert_false (cow_tensor_is_cow (t));
+  const CowTraceEvent *alloc = test_recorder_find (rec, COW_EVENT_ALLOCATION_NEW, 0);
+  g_assert_cmpuint (alloc->aux, ==, COW_ALLOCATION_FOREIGN);
+  g_assert_cmpuint (alloc->allocation.device_index, ==, 1);
+  g_assert_cmpuint (COW_TRACE_AUX_DEVICE (test_recorder_find (rec, COW_EVENT_STORAGE_NEW, 0)->aux),
+                    ==, 2);
+  g_assert_cmpuint (COW_TRACE_AUX_DEVICE (test_recorder_find (rec, COW_EVENT_TENSOR_NEW, 0)->aux),
+                    ==, 2);
+  /* Views stay on the device. */
+  CowTensor *v = cow_tensor_slice (t, 0, 2, 6, 1, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_device_equal (cow_tensor_device (v), cow_device_cuda (1)));
+  cow_tensor_unref (v);
+  cow_tensor_unref (t);
+  g_assert_cmpint (deleted_foreign, ==, 1);
+
+  /* Plain foreign memory is still host memory. */
+  float host[2] = { 1, 2 };
+  CowStorage *plain = cow_storage_new_foreign (host, sizeof host, NULL, NULL, &error);
+  test_assert_cow_ok (&error);
+  CowTensor *p = cow_tensor_new_on_storage (plain, SIZES (2), COW_DTYPE_F32, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_device_equal (cow_tensor_device (p), cow_device_cpu ()));
+  test_assert_tensor_values (p, 1, 2);
+  cow_tensor_unref (p);
+  cow_storage_unref (plain);
+
+  const CowDevice bad[] = { { COW_DEVICE_CUDA, -1 }, { COW_DEVICE_CUDA, COW_CUDA_MAX_DEVICES },
+                            { COW_DEVICE_CPU, 1 }, { (CowDeviceType) 7, 0 } };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      cow_error_clear (&error);
+      g_assert_null (cow_storage_new_foreign_on (host, sizeof host, bad[i], NULL, NULL, &error));
+      assert_error_mentions (&error, COW_ERROR_INVALID_ARGUMENT, "no such device");
+    }
+  test_recorder_free (rec);
+}
+
+/* Without a device, every op on foreign device memory takes the device
+ * path and says there is no device: none reads the bytes on the host
+ * (they fault), none returns a host result computed from them. */
+static void
+test_no_device_foreign_device_ops (void)
+{
+  if (!require_device (FALSE))
+    return;
+  enum { N = 6 };
+  CowError error = { 0 };
+  deleted_foreign = 0;
+  CowTensor *a = foreign_on (cow_device_cuda (0), N);
+  CowTensor *host = test_tensor_arange_f32 (1, (int64_t[]) { N }, 100);
+
+  float out[N];
+  g_assert_cmpint (cow_tensor_read_elements (a, out, sizeof out, &error), ==, COW_ERROR_DEVICE);
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  double value;
+  cow_error_clear (&error);
+  g_assert_cmpint (cow_tensor_get_f64 (a, (int64_t[]) { 1 }, &value, &error), ==,
+                   COW_ERROR_DEVICE);
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_to (a, cow_device_cpu (), &error));
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  /* Results of ops on foreign device memory belong on its device. */
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_clone (a, &error));
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_lazy_clone (a, &error));
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_add (a, a, 1, &error));
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_cmpint (cow_tensor_fill_ (a, 7, &error), ==, COW_ERROR_DEVICE);
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_cmpint (cow_tensor_copy_ (host, a, &error), ==, COW_ERROR_DEVICE);
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  cow_error_clear (&error);
+  g_assert_cmpint (cow_tensor_copy_ (a, host, &error), ==, COW_ERROR_DEVICE);
+  assert_error_mentions (&error, COW_ERROR_DEVICE, "no CUDA device: ");
+  /* Mixed with host tensors, and in CPU-only ops: refused by name. */
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_add (host, a, 1, &error));
+  assert_error_mentions (&error, COW_ERROR_INVALID_ARGUMENT, "(cpu and cuda:0)");
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_sum (a, &error));
+  assert_error_mentions (&error, COW_ERROR_NOT_SUPPORTED, "device tensors");
+  cow_error_clear (&error);
+  g_assert_null (cow_tensor_matmul (a, a, &error));
+  assert_error_mentions (&error, COW_ERROR_NOT_SUPPORTED, "device tensors");
+
+  test_assert_tensor_values (host, 100, 101, 102, 103, 104, 105);
+  cow_tensor_unref (host);
+  cow_tensor_unref (a);
+  g_assert_cmpint (deleted_foreign, ==, 1);
+}
+
+/* ------------------------------------------------------------------ */
 /* Anywhere                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -437,6 +591,45 @@ assert_device_pattern (CowTensor *dev, gsize n, guint seed, float delta)
   for (gsize i = 0; i < n; i++)
     if (got[i] != expected[i] + delta)
       g_error ("element %zu: %g, expected %g", i, got[i], expected[i] + delta);
+}
+
+/* cudaIpcGetMemHandle cannot export the stream-ordered pool: a send of
+ * pool memory is refused, naming the shareable allocator, which works. */
+static void
+test_gpu_ipc_send_needs_shareable_memory (void)
+{
+  if (!require_device (TRUE))
+    return;
+  enum { N = 1 << 12 };
+  CowError error = { 0 };
+  CowTensor *pooled = device_pattern (N, 5);
+  CowIpcHandle h;
+  int fd = 7;
+  g_assert_cmpint (cow_ipc_send (pooled, &h, &fd, &error), ==, COW_ERROR_NOT_SUPPORTED);
+  assert_error_mentions (&error, COW_ERROR_NOT_SUPPORTED, "cow_ipc_shareable_cuda_allocator (0)");
+  g_assert_cmpint (fd, ==, -1);
+  g_assert_cmpuint (cow_ipc_counter_files_open (), ==, 0);
+  assert_device_pattern (pooled, N, 5, 0); /* untouched */
+
+  /* The shareable allocator's tensors work like any device tensor, and
+   * their lazy copies materialize into it. */
+  cow_error_clear (&error);
+  CowAllocator *shareable = cow_ipc_shareable_cuda_allocator (0, &error);
+  test_assert_cow_ok (&error);
+  CowTensor *t = cow_tensor_empty_with_allocator (1, (int64_t[]) { N }, COW_DTYPE_F32,
+                                                  shareable, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_device_equal (cow_tensor_device (t), cow_device_cuda (0)));
+  g_assert_cmpint (cow_tensor_copy_ (t, pooled, &error), ==, COW_OK);
+  CowTensor *clone = cow_tensor_lazy_clone (t, &error);
+  test_assert_cow_ok (&error);
+  g_assert_true (cow_tensor_is_cow (clone));
+  g_assert_cmpint (cow_tensor_scale_ (clone, 2, &error), ==, COW_OK);
+  g_assert_false (cow_tensor_is_cow (clone));
+  assert_device_pattern (t, N, 5, 0);
+  cow_tensor_unref (clone);
+  cow_tensor_unref (t);
+  cow_tensor_unref (pooled);
 }
 
 static void
@@ -779,12 +972,16 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/no-device/allocation-and-to", test_no_device_allocation_and_to);
   g_test_add_func ("/cuda/no-device/ops", test_no_device_ops);
   g_test_add_func ("/cuda/no-device/cpu-still-works", test_no_device_cpu_still_works);
+  g_test_add_func ("/cuda/no-device/foreign-device-ops", test_no_device_foreign_device_ops);
   g_test_add_func ("/cuda/any/bad-input", test_any_bad_input);
   g_test_add_func ("/cuda/any/trace-device", test_any_trace_device);
+  g_test_add_func ("/cuda/any/foreign-device-storage", test_any_foreign_device_storage);
   g_test_add_func ("/cuda/gpu/to-round-trip", test_gpu_to_round_trip);
   g_test_add_func ("/cuda/gpu/lazy-clone-copy-and-steal", test_gpu_lazy_clone_copy_and_steal);
   g_test_add_func ("/cuda/gpu/concurrent-two-streams", test_gpu_concurrent_two_streams);
   g_test_add_func ("/cuda/gpu/out-of-memory-keeps-lazy-copy", test_gpu_out_of_memory_keeps_lazy_copy);
   g_test_add_func ("/cuda/gpu/ops-match-host", test_gpu_ops_match_host);
+  g_test_add_func ("/cuda/gpu/ipc-send-needs-shareable-memory",
+                   test_gpu_ipc_send_needs_shareable_memory);
   return g_test_run ();
 }

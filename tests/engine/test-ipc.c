@@ -553,6 +553,9 @@ test_ipc_cuda_without_device (void)
   cow_error_clear (&error);
   g_assert_cmpint (cuda->open (cuda, &h, -1, &data, &mapping, &error), ==, COW_ERROR_DEVICE);
   g_assert_true (g_str_has_prefix (error.message, "no CUDA device: "));
+  cow_error_clear (&error);
+  g_assert_null (cow_ipc_shareable_cuda_allocator (0, &error));
+  g_assert_true (g_str_has_prefix (error.message, "no CUDA device: "));
 }
 
 /* Handles and descriptors over a socket: the helpers themselves. */
@@ -666,6 +669,64 @@ test_ipc_fork_does_not_double_release (void)
   g_assert_cmpuint (cow_ipc_shareable_live_bytes (), ==, 0);
 }
 
+/* A child forked after a receive that receives the same block again
+ * takes a mapping and a slot of its own: the producer keeps the block
+ * for the child after the parent has released its own receive. */
+static void
+test_ipc_forked_child_receives_own_slot (void)
+{
+  CowTensor *t = shareable_tensor (32);
+  CowIpcHandle h1, h2;
+  int fd1, fd2;
+  send_tensor (t, &h1, &fd1);
+  CowError error = { 0 };
+  CowTensor *r1 = cow_ipc_receive (&h1, dup (fd1), &error);
+  test_assert_cow_ok (&error);
+  send_tensor (t, &h2, &fd2);
+  int ready[2], go[2];
+  g_assert_cmpint (pipe (ready), ==, 0);
+  g_assert_cmpint (pipe (go), ==, 0);
+  pid_t child = fork ();
+  g_assert_cmpint (child, >=, 0);
+  if (child == 0)
+    {
+      close (ready[0]); /* so that each side sees EOF if the other dies */
+      close (go[1]);
+      CowError cerr = { 0 };
+      CowTensor *r2 = cow_ipc_receive (&h2, dup (fd2), &cerr);
+      char byte = r2 != NULL
+                  && cow_tensor_data_address (r2) != cow_tensor_data_address (r1)
+                  && ((const float *) cow_tensor_const_data (r2))[0] == 1.0f ? 'R' : 'X';
+      if (write (ready[1], &byte, 1) != 1 || read (go[0], &byte, 1) != 1)
+        _exit (2);
+      /* Still valid after the parent let go of its own receive. */
+      int ok = ((const float *) cow_tensor_const_data (r2))[0] == 1.0f;
+      cow_tensor_unref (r2);
+      _exit (ok ? 0 : 1);
+    }
+  close (ready[1]);
+  close (go[0]);
+  char byte = 0;
+  g_assert_cmpint (read (ready[0], &byte, 1), ==, 1);
+  g_assert_cmpint (byte, ==, 'R');
+  g_assert_cmpint (cow_ipc_handle_count (&h2), ==, 1); /* the child's own */
+  cow_tensor_unref (r1);
+  g_assert_cmpint (cow_ipc_handle_count (&h1), ==, 0);
+  cow_tensor_unref (t);
+  g_assert_cmpuint (cow_ipc_limbo_size (), ==, 1); /* kept for the child */
+  g_assert_cmpint (write (go[1], "g", 1), ==, 1);
+  int status = 0;
+  g_assert_cmpint (waitpid (child, &status, 0), ==, child);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+  g_assert_cmpint (cow_ipc_handle_count (&h2), ==, 0);
+  cow_ipc_collect ();
+  g_assert_cmpuint (cow_ipc_limbo_size (), ==, 0);
+  g_assert_cmpuint (cow_ipc_shareable_live_bytes (), ==, 0);
+  close (ready[0]);
+  close (go[1]);
+}
+
 static void
 test_ipc_fd_passing (void)
 {
@@ -734,5 +795,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ipc/stale-files-removed-at-first-file",
                    test_ipc_stale_files_removed_at_first_file);
   g_test_add_func ("/ipc/fork-does-not-double-release", test_ipc_fork_does_not_double_release);
+  g_test_add_func ("/ipc/forked-child-receives-own-slot",
+                   test_ipc_forked_child_receives_own_slot);
   return g_test_run ();
 }
