@@ -88,6 +88,16 @@ cowscope_graph_state_copy (const CowscopeGraphState *self, gsize extra,
   return copy;
 }
 
+/* Empty, with the memory kept. */
+void
+cowscope_graph_state_reset (CowscopeGraphState *self)
+{
+  self->n_slots = 0;
+  self->n_dead = 0;
+  memset (self->table, 0, sizeof (guint64) * (self->mask + 1));
+  g_byte_array_set_size (self->names, 0);
+}
+
 void
 cowscope_graph_state_free (CowscopeGraphState *self)
 {
@@ -462,19 +472,39 @@ order_slots (const CowscopeGraphState *self, guint n_nodes)
 
 typedef struct {
   const CowscopeGraphState *st;
-  const guint32 *where; /* slot index -> node index (live slots only) */
+  const guint32 *where; /* slot index -> node index, G_MAXUINT32: dead */
+  const CowscopeGraphNode *nodes;
 } Index;
 
-/* The node index of live object (@kind, @pid, @id), or -1. */
+/* The node index of live object (@kind, @pid, @id), or -1.  As
+ * find_slot(), but the key is checked on the node (which the caller
+ * reads next anyway) rather than on the slot. */
 static inline gint
 find_node (const Index *x, guint8 kind, guint32 pid, guint64 id)
 {
   if (id == 0)
     return -1;
-  gint64 at = find_slot (x->st, kind, pid, id);
-  if (at < 0 || x->st->slots[at].dead)
-    return -1;
-  return (gint) x->where[at];
+  const CowscopeGraphState *st = x->st;
+  guint64 h = hash_key (kind, pid, id);
+  guint64 tag = h & ~(guint64) G_MAXUINT32;
+  gsize i = h & st->mask;
+  for (;;)
+    {
+      guint64 v = st->table[i];
+      if (v == 0)
+        return -1;
+      if ((v & ~(guint64) G_MAXUINT32) == tag)
+        {
+          guint32 k = x->where[(guint32) v - 1];
+          if (k != G_MAXUINT32)
+            {
+              const CowscopeGraphNode *m = &x->nodes[k];
+              if (m->id == id && m->pid == pid && m->kind == kind)
+                return (gint) k;
+            }
+        }
+      i = (i + 1) & st->mask;
+    }
 }
 
 static inline void
@@ -501,6 +531,7 @@ cowscope_graph_state_assemble (const CowscopeGraphState *self,
   /* Copy out the live slots in node order. */
   g_autofree guint32 *order = order_slots (self, n_nodes);
   g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1));
+  memset (where, 0xff, sizeof (guint32) * n_slots);
   for (guint k = 0; k < n_nodes; k++)
     {
       const Slot *s = &slots[order[k]];
@@ -515,9 +546,11 @@ cowscope_graph_state_assemble (const CowscopeGraphState *self,
       if (name != NULL)
         n[k].label = g_string_chunk_insert (labels, name);
     }
-  Index x = { self, where };
+  Index x = { self, where, n };
 
   GArray *edges = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphEdge), n_nodes);
+  /* The allocation a context or an owning storage owns, found once. */
+  g_autofree gint *owned = g_new (gint, MAX (n_nodes, 1));
   gint64 time = options->time;
   for (guint i = 0; i < n_nodes; i++)
     {
@@ -539,9 +572,8 @@ cowscope_graph_state_assemble (const CowscopeGraphState *self,
             {
               n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
                                                      : COWSCOPE_NODE_STATE_OWNED;
-              add_edge (edges, (gint) i,
-                        find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
-                        COWSCOPE_EDGE_OWNS);
+              owned[i] = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+              add_edge (edges, (gint) i, owned[i], COWSCOPE_EDGE_OWNS);
               if (n[i].left_context_id != 0)
                 {
                   add_edge (edges, (gint) i,
@@ -556,9 +588,8 @@ cowscope_graph_state_assemble (const CowscopeGraphState *self,
       else if (n[i].kind == COWSCOPE_NODE_CONTEXT)
         {
           n[i].state = COWSCOPE_NODE_STATE_SHARED;
-          add_edge (edges, (gint) i,
-                    find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
-                    COWSCOPE_EDGE_OWNS);
+          owned[i] = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+          add_edge (edges, (gint) i, owned[i], COWSCOPE_EDGE_OWNS);
         }
     }
   /* Allocations take the state of whoever owns them; tensors their
@@ -567,13 +598,13 @@ cowscope_graph_state_assemble (const CowscopeGraphState *self,
     {
       if (n[i].kind == COWSCOPE_NODE_CONTEXT)
         {
-          gint a = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+          gint a = owned[i];
           if (a >= 0)
             n[a].state = COWSCOPE_NODE_STATE_SHARED;
         }
       else if (n[i].kind == COWSCOPE_NODE_STORAGE && n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED)
         {
-          gint a = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
+          gint a = owned[i];
           if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
             n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
         }

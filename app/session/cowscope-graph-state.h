@@ -27,6 +27,9 @@ CowscopeGraphState *cowscope_graph_state_new (void);
 CowscopeGraphState *cowscope_graph_state_copy (const CowscopeGraphState *self, gsize extra,
                                                CowscopeGraphState *into);
 void cowscope_graph_state_free (CowscopeGraphState *self);
+/* Empties @self but keeps its memory (to fill it again without the page
+ * faults of a large fresh allocation). */
+void cowscope_graph_state_reset (CowscopeGraphState *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CowscopeGraphState, cowscope_graph_state_free)
 
