@@ -441,8 +441,12 @@ order_slots (const CowscopeGraphState *self, guint n_nodes)
     }
   /* Offsets of the groups in key order. */
   guint n_groups = keys->len;
-  g_autofree guint64 *sorted = g_memdup2 (keys->data, sizeof (guint64) * MAX (n_groups, 1));
-  qsort (sorted, n_groups, sizeof (guint64), compare_keys);
+  g_autofree guint64 *sorted = g_new (guint64, MAX (n_groups, 1));
+  if (n_groups > 0)
+    {
+      memcpy (sorted, keys->data, sizeof (guint64) * n_groups);
+      qsort (sorted, n_groups, sizeof (guint64), compare_keys);
+    }
   g_autofree guint *start = g_new0 (guint, MAX (n_groups, 1));
   g_autofree guint *next = g_new0 (guint, MAX (n_groups, 1));
   guint at = 0;
