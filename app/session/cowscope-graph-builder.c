@@ -9,7 +9,10 @@
  *   - the last few decoded checkpoint states (copied, never changed);
  *   - the state the last build ended with, and where it stopped in its
  *     replay: a later instant in the same checkpoint interval applies
- *     only the events in between.
+ *     only the events in between;
+ *   - when the cursor moved back within an interval, a copy of the state
+ *     a little before the new instant (an anchor): the next steps back
+ *     start there rather than at the checkpoint.
  * Builds of one document may run in several threads at once; the cache
  * hands its state to one of them at a time.
  *
@@ -46,11 +49,14 @@ typedef struct {
   CowscopeGraphState *st; /* never changed once cached */
   GBytes *replay;         /* the packed events after the checkpoint */
   gsize extra;            /* objects the replay may add (a hint) */
+  gint64 n_events;        /* events in the replay */
 } Decoded;
 
 /* A state on its way through one checkpoint interval's replay. */
 typedef struct {
   CowscopeGraphState *st;
+  gsize extra;            /* objects the rest of the replay may add (a hint) */
+  gint64 n_events;        /* events in the interval's replay */
   gint64 cp_id, cp_seq;   /* the checkpoint it started from (-1: the start) */
   gint64 seq;             /* every event up to seq is applied */
   guint64 n_replayed;     /* events applied since the checkpoint */
@@ -67,6 +73,7 @@ typedef struct {
   gsize decoded_bytes, max_bytes;
   CowscopeGraphState *spare; /* an evicted state's memory, to decode into */
   Cursor *cursor;           /* NULL while a build has it */
+  Cursor *anchor;           /* see the file comment; NULL: none */
 } Cache;
 
 static void
@@ -99,6 +106,7 @@ cache_clear (Cache *cache)
     decoded_unref (d);
   cache->decoded_bytes = 0;
   g_clear_pointer (&cache->cursor, cursor_free);
+  g_clear_pointer (&cache->anchor, cursor_free);
   g_clear_pointer (&cache->spare, cowscope_graph_state_free);
   g_mutex_unlock (&cache->lock);
 }
@@ -654,6 +662,7 @@ decode (Builder *b, gint64 cp_id, CowscopeGraphState *into, GError **error)
   d->st = st;
   d->replay = g_steal_pointer (&replay);
   d->extra = extra;
+  d->n_events = n_events;
   return d;
 }
 
@@ -686,12 +695,25 @@ cursor_new (Builder *b, Cache *cache, gint64 cp_id, gint64 cp_seq,
   c->cp_seq = cp_seq;
   c->seq = cp_seq;
   c->replay = g_bytes_ref (d->replay);
+  c->extra = d->extra;
+  c->n_events = d->n_events;
   if (cache == NULL)
     c->st = g_steal_pointer (&d->st); /* d is not shared */
   else
     c->st = cowscope_graph_state_copy (d->st, d->extra, g_steal_pointer (&old));
   decoded_unref (d);
   return c;
+}
+
+/* A copy of @c, its state in the memory of @into (taken; NULL: new). */
+static Cursor *
+cursor_copy (const Cursor *c, CowscopeGraphState *into)
+{
+  Cursor *copy = g_new (Cursor, 1);
+  *copy = *c;
+  copy->replay = g_bytes_ref (c->replay);
+  copy->st = cowscope_graph_state_copy (c->st, c->extra, into);
+  return copy;
 }
 
 /* Applies the packed events of @c's interval after c->seq up to @seq,
@@ -780,29 +802,68 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
               gint64 freed_soon_ns, GCancellable *cancellable, GError **error)
 {
   gint64 t0 = g_get_monotonic_time ();
-  gboolean delta = FALSE;
-  Cursor *c = NULL;
-  CowscopeGraphState *recycled = NULL;
+  const char *from = "checkpoint";
+  Cursor *c = NULL, *anchor = NULL;
+  CowscopeGraphState *recycled = NULL, *old_anchor = NULL;
+  gboolean back = FALSE;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
-      if (cache->cursor != NULL && cache->cursor->cp_id == cp_id && cache->cursor->seq <= seq)
+      Cursor *last = cache->cursor, *a = cache->anchor;
+      if (last != NULL && last->cp_id == cp_id && last->seq <= seq)
         {
           c = g_steal_pointer (&cache->cursor);
-          delta = TRUE;
+          from = "the last build";
         }
-      else if (cache->cursor != NULL)
+      else
         {
-          /* It would be replaced by this build's: reuse its memory. */
-          recycled = g_steal_pointer (&cache->cursor->st);
-          g_clear_pointer (&cache->cursor, cursor_free);
+          back = last != NULL && last->cp_id == cp_id;
+          if (last != NULL)
+            {
+              /* It would be replaced by this build's: reuse its memory. */
+              recycled = g_steal_pointer (&last->st);
+              g_clear_pointer (&cache->cursor, cursor_free);
+            }
+          if (a != NULL && a->cp_id == cp_id && a->seq <= seq)
+            anchor = g_steal_pointer (&cache->anchor);
         }
       g_mutex_unlock (&cache->lock);
     }
-  if (c == NULL && (c = cursor_new (b, cache, cp_id, cp_seq, recycled, error)) == NULL)
+  if (anchor != NULL)
+    {
+      c = cursor_copy (anchor, recycled);
+      from = "an anchor";
+      g_mutex_lock (&cache->lock);
+      if (cache->anchor == NULL)
+        cache->anchor = g_steal_pointer (&anchor);
+      g_mutex_unlock (&cache->lock);
+      cursor_free (anchor);
+    }
+  else if (c == NULL && (c = cursor_new (b, cache, cp_id, cp_seq, recycled, error)) == NULL)
     return NULL;
   gint64 t1 = g_get_monotonic_time ();
   guint64 n_applied = 0;
+  /* Moving back a long way from the checkpoint: keep an anchor a little
+   * before this instant for the next steps back. */
+  gint64 spacing = CLAMP (c->n_events / 8, 16, 8192);
+  if (cache != NULL && back && c->seq == cp_seq && seq - c->seq > 2 * spacing)
+    {
+      if (!replay_packed (b, c, seq - spacing, &n_applied, cancellable, error))
+        {
+          cursor_free (c);
+          return NULL;
+        }
+      g_mutex_lock (&cache->lock);
+      if (cache->anchor != NULL)
+        old_anchor = g_steal_pointer (&cache->anchor->st);
+      g_clear_pointer (&cache->anchor, cursor_free);
+      g_mutex_unlock (&cache->lock);
+      anchor = cursor_copy (c, old_anchor);
+      g_mutex_lock (&cache->lock);
+      cursor_free (cache->anchor);
+      cache->anchor = g_steal_pointer (&anchor);
+      g_mutex_unlock (&cache->lock);
+    }
   gint64 time = cowscope_session_document_get_start_ns (b->document);
   if (!replay_packed (b, c, seq, &n_applied, cancellable, error) || !time_of (b, seq, &time, error))
     {
@@ -821,9 +882,9 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
   };
   CowscopeSharingGraph *graph = cowscope_graph_state_assemble (c->st, &options);
   if (g_getenv ("COWSCOPE_GRAPH_TRACE"))
-    g_printerr ("graph: %s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
+    g_printerr ("graph: from %s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
                 " assemble %.1f ms\n",
-                delta ? "delta from the last build" : "checkpoint", (t1 - t0) / 1e3, n_applied,
+                from, (t1 - t0) / 1e3, n_applied,
                 (t2 - t1) / 1e3, (g_get_monotonic_time () - t2) / 1e3);
   if (cache != NULL)
     {

@@ -740,6 +740,11 @@ test_graph_cache_matches_cold (void)
     last, last - 1, last / 2, last / 2 + 500, last / 3, last / 2 + 1000, 1,
   };
   g_array_append_vals (seqs, more, G_N_ELEMENTS (more));
+  /* Back through an interval in small steps (anchors), then forward. */
+  for (gint64 s = cp3 - 1; s > cp2; s -= 7)
+    g_array_append_val (seqs, s);
+  for (gint64 s = cp2 + 3; s < cp3; s += 50)
+    g_array_append_val (seqs, s);
   /* And a random walk, mostly small steps either way. */
   g_autoptr (GRand) rand = g_rand_new_with_seed (3);
   gint64 at = last / 4;
