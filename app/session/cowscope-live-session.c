@@ -7,9 +7,8 @@
  * single idle source per snapshot moves into the object.
  *
  * Events become lane items and counter values by the loader's own rules
- * (cowscope-lane-rules.h); the rules that turn them into graph nodes are
- * those of the graph builder (cowscope-graph-builder.c), applied
- * incrementally; keep those in step.
+ * (cowscope-lane-rules.h) and graph state by cowscope-graph-state.c's,
+ * shared with the graph builder; both are applied incrementally here.
  */
 #include "cowscope-live-session.h"
 
@@ -19,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cowscope-graph-state.h"
 #include "cowscope-lane-index.h"
 #include "cowscope-lane-rules.h"
 #include "cowscope-session-db.h"
@@ -63,11 +63,6 @@ typedef struct {
 } Lane;
 
 typedef struct {
-  CowscopeGraphNode node;
-  gint64 name_id;          /* strings.id of the tensor's name, or 0 */
-} Node;
-
-typedef struct {
   gint64 ts;
   double value;
   guint8 counter;
@@ -92,7 +87,7 @@ typedef struct {
   gint64 last_seq;
   gboolean finalized;      /* seen meta.finalized = 1: seq is no longer read order */
   GHashTable *lanes;       /* (pid << 32 | tid) -> Lane* */
-  GHashTable *nodes;       /* Node* (set, keyed by kind, pid, id) */
+  CowscopeGraphState *graph; /* the live objects */
   GHashTable *strings;     /* (pid << 40 ^ id) -> name */
   CowscopeCounterRules counters;
   GArray *points;          /* CounterPoint */
@@ -132,22 +127,6 @@ lane_free (gpointer data)
   g_free (lane);
 }
 
-static guint
-node_hash (gconstpointer key)
-{
-  const Node *n = key;
-  guint64 h = n->node.id * 0x9E3779B97F4A7C15ull;
-  h ^= ((guint64) n->node.pid << 8 | n->node.kind) * 0xC2B2AE3D27D4EB4Full;
-  return (guint) (h ^ (h >> 32));
-}
-
-static gboolean
-node_equal (gconstpointer a, gconstpointer b)
-{
-  const Node *x = a, *y = b;
-  return x->node.id == y->node.id && x->node.pid == y->node.pid && x->node.kind == y->node.kind;
-}
-
 static Reader *
 reader_new (const char *path, guint interval_ms)
 {
@@ -160,7 +139,7 @@ reader_new (const char *path, guint interval_ms)
   g_cond_init (&r->cond);
   g_weak_ref_init (&r->owner, NULL);
   r->lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, lane_free);
-  r->nodes = g_hash_table_new_full (node_hash, node_equal, g_free, NULL);
+  r->graph = cowscope_graph_state_new ();
   r->strings = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL, g_free);
   cowscope_counter_rules_init (&r->counters);
   r->points = g_array_new (FALSE, FALSE, sizeof (CounterPoint));
@@ -186,7 +165,7 @@ reader_unref (gpointer data)
   g_clear_object (&r->pending);
   g_clear_object (&r->pending_graph);
   g_hash_table_unref (r->lanes);
-  g_hash_table_unref (r->nodes);
+  cowscope_graph_state_free (r->graph);
   g_hash_table_unref (r->strings);
   cowscope_counter_rules_clear (&r->counters);
   g_array_unref (r->points);
@@ -296,126 +275,6 @@ lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gi
           }
         break;
       }
-    default:
-      break;
-    }
-}
-
-/* ---- events to the sharing graph ------------------------------------------- */
-
-/* The live node (@kind, @pid, @id), or NULL. */
-static Node *
-node_find (Reader *r, guint8 kind, guint32 pid, guint64 id)
-{
-  Node key = { .node = { .kind = kind, .pid = pid, .id = id } };
-  return g_hash_table_lookup (r->nodes, &key);
-}
-
-/* A cleared live node for (@kind, @pid, @id), replacing any old one. */
-static Node *
-node_add (Reader *r, guint8 kind, guint32 pid, guint64 id)
-{
-  Node *n = node_find (r, kind, pid, id);
-  if (n == NULL)
-    {
-      n = g_new0 (Node, 1);
-      n->node.kind = kind;
-      n->node.pid = pid;
-      n->node.id = id;
-      g_hash_table_add (r->nodes, n);
-    }
-  else
-    memset (&n->node, 0, sizeof n->node), n->name_id = 0;
-  n->node.kind = kind;
-  n->node.pid = pid;
-  n->node.id = id;
-  n->node.free_ts = -1;
-  return n;
-}
-
-static void
-node_remove (Reader *r, guint8 kind, guint32 pid, guint64 id)
-{
-  Node key = { .node = { .kind = kind, .pid = pid, .id = id } };
-  g_hash_table_remove (r->nodes, &key);
-}
-
-/* The graph builder's apply_event, on the live set (freed objects go). */
-static void
-graph_apply (Reader *r, gint64 type, gint64 aux, guint32 pid, const gint64 v[5])
-{
-  Node *n;
-  switch (type)
-    {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-      n = node_add (r, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
-      n->node.alloc_kind = (guint8) aux;
-      n->node.nbytes = (guint64) v[1];
-      n->node.device = v[3];
-      break;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-      node_remove (r, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
-      break;
-    case COWSCOPE_EV_STORAGE_NEW:
-      n = node_add (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
-      n->node.allocation_id = (guint64) v[1];
-      n->node.nbytes = (guint64) v[2];
-      n->node.context_id = (guint64) v[3];
-      n->node.source_id = (guint64) v[4];
-      break;
-    case COWSCOPE_EV_STORAGE_FREE:
-      node_remove (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
-      break;
-    case COWSCOPE_EV_TENSOR_NEW:
-      n = node_add (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
-      n->node.storage_id = (guint64) v[1];
-      n->node.source_id = (guint64) v[2];
-      n->node.numel = v[3];
-      n->node.dtype = (guint32) (aux & 0xff);
-      n->node.ndim = (guint32) ((aux >> 8) & 0xff);
-      break;
-    case COWSCOPE_EV_TENSOR_FREE:
-      node_remove (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
-      break;
-    case COWSCOPE_EV_TENSOR_NAME:
-      if ((n = node_find (r, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0])) != NULL)
-        n->name_id = v[1];
-      break;
-    case COWSCOPE_EV_CONTEXT_NEW:
-      n = node_add (r, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
-      n->node.allocation_id = (guint64) v[3];
-      n->node.storage_id = (guint64) v[1];
-      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL)
-        {
-          n->node.context_id = (guint64) v[0];
-          n->node.left_context_id = 0;
-        }
-      break;
-    case COWSCOPE_EV_CONTEXT_REF:
-      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL)
-        {
-          n->node.context_id = (guint64) v[0];
-          n->node.left_context_id = 0;
-        }
-      break;
-    case COWSCOPE_EV_CONTEXT_UNREF:
-      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1])) != NULL
-          && n->node.context_id == (guint64) v[0])
-        n->node.context_id = 0;
-      break;
-    case COWSCOPE_EV_CONTEXT_FREE:
-      node_remove (r, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
-      break;
-    case COWSCOPE_EV_MATERIALIZE_END:
-      if ((aux & 0xff) != COWSCOPE_MATERIALIZE_COPY && (aux & 0xff) != COWSCOPE_MATERIALIZE_STEAL)
-        break;
-      if ((n = node_find (r, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0])) != NULL)
-        {
-          n->node.context_id = 0;
-          n->node.left_context_id = (guint64) v[1];
-          n->node.allocation_id = (guint64) v[2];
-        }
-      break;
     default:
       break;
     }
@@ -547,11 +406,12 @@ out:
         lane = lane_for (r, row->pid, row->tid);
       lane_apply (lane, row->seq, row->ts, row->type, row->aux, row->v);
       counters_apply (r, row->ts, row->pid, row->type, row->v);
-      graph_apply (r, row->type, row->aux, row->pid, row->v);
+      cowscope_graph_state_apply (r->graph, row->type, row->aux, row->pid, row->v);
       totals_apply (&r->running, row->type, row->aux, row->v);
       r->start_ns = MIN (r->start_ns, row->ts);
       r->end_ns = MAX (r->end_ns, row->ts);
     }
+  cowscope_graph_state_compact (r->graph);
   r->n_events += rows->len;
   r->changed = TRUE;
   return n;
@@ -704,137 +564,41 @@ build_counters (Reader *r, CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS])
     }
 }
 
-static int
-compare_nodes (const void *a, const void *b)
+typedef struct {
+  Reader *r;
+  sqlite3_stmt *q;
+} NameLookup;
+
+static const char *
+name_of (guint32 pid, gint64 name_id, gpointer data)
 {
-  const CowscopeGraphNode *x = a, *y = b;
-  if (x->kind != y->kind)
-    return x->kind < y->kind ? -1 : 1;
-  if (x->pid != y->pid)
-    return x->pid < y->pid ? -1 : 1;
-  return (x->id > y->id) - (x->id < y->id);
+  NameLookup *names = data;
+  return lookup_string (names->r, names->q, pid, name_id);
 }
 
-static gint
-find_node (GArray *nodes, guint8 kind, guint32 pid, guint64 id)
-{
-  if (id == 0)
-    return -1;
-  CowscopeGraphNode key = { .kind = kind, .pid = pid, .id = id };
-  const CowscopeGraphNode *found =
-    bsearch (&key, nodes->data, nodes->len, sizeof (CowscopeGraphNode), compare_nodes);
-  return found ? (gint) (found - (const CowscopeGraphNode *) nodes->data) : -1;
-}
-
-static void
-add_edge (GArray *edges, gint from, gint to, guint8 kind)
-{
-  if (from < 0 || to < 0)
-    return;
-  CowscopeGraphEdge e = { (guint32) from, (guint32) to, kind };
-  g_array_append_val (edges, e);
-}
-
-/* The sharing graph of the live objects, with the states and edges the
- * graph builder's assemble() derives. */
+/* The sharing graph of the live objects, as the graph builder assembles
+ * it (no free times are known yet, so nothing is freed soon). */
 static CowscopeSharingGraph *
 build_graph (Reader *r)
 {
-  GArray *nodes = g_array_sized_new (FALSE, TRUE, sizeof (CowscopeGraphNode),
-                                     g_hash_table_size (r->nodes));
-  GStringChunk *labels = g_string_chunk_new (4096);
-  sqlite3_stmt *q = NULL;
-  if (sqlite3_prepare_v2 (r->db, "SELECT value FROM strings WHERE pid = ?1 AND id = ?2", -1, &q,
-                          NULL)
+  NameLookup names = { r, NULL };
+  if (sqlite3_prepare_v2 (r->db, "SELECT value FROM strings WHERE pid = ?1 AND id = ?2", -1,
+                          &names.q, NULL)
       != SQLITE_OK)
-    g_clear_pointer (&q, sqlite3_finalize);
-  GHashTableIter iter;
-  gpointer key;
-  g_hash_table_iter_init (&iter, r->nodes);
-  while (g_hash_table_iter_next (&iter, &key, NULL))
-    {
-      Node *n = key;
-      CowscopeGraphNode node = n->node;
-      const char *name = n->name_id != 0 ? lookup_string (r, q, node.pid, n->name_id) : NULL;
-      node.label = name != NULL ? g_string_chunk_insert_const (labels, name) : NULL;
-      g_array_append_val (nodes, node);
-    }
-  g_clear_pointer (&q, sqlite3_finalize);
-  g_array_sort (nodes, compare_nodes);
-
-  GArray *edges = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge));
-  CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
-  for (guint i = 0; i < nodes->len; i++)
-    {
-      if (n[i].kind == COWSCOPE_NODE_STORAGE)
-        {
-          if (n[i].context_id != 0)
-            {
-              gint ctx = find_node (nodes, COWSCOPE_NODE_CONTEXT, n[i].pid, n[i].context_id);
-              n[i].state = COWSCOPE_NODE_STATE_SHARED;
-              if (ctx >= 0)
-                n[ctx].refcount++;
-              add_edge (edges, (gint) i, ctx, COWSCOPE_EDGE_LAZY_COPY_OF);
-              gint src = find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id);
-              if (src >= 0 && n[src].context_id == n[i].context_id)
-                add_edge (edges, (gint) i, src, COWSCOPE_EDGE_LAZY_COPY_OF);
-            }
-          else
-            {
-              n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                                     : COWSCOPE_NODE_STATE_OWNED;
-              add_edge (edges, (gint) i,
-                        find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
-                        COWSCOPE_EDGE_OWNS);
-              if (n[i].left_context_id != 0)
-                {
-                  add_edge (edges, (gint) i,
-                            find_node (nodes, COWSCOPE_NODE_CONTEXT, n[i].pid,
-                                       n[i].left_context_id),
-                            COWSCOPE_EDGE_MATERIALIZED_FROM);
-                  add_edge (edges, (gint) i,
-                            find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id),
-                            COWSCOPE_EDGE_MATERIALIZED_FROM);
-                }
-            }
-        }
-      else if (n[i].kind == COWSCOPE_NODE_CONTEXT)
-        {
-          n[i].state = COWSCOPE_NODE_STATE_SHARED;
-          add_edge (edges, (gint) i,
-                    find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id),
-                    COWSCOPE_EDGE_OWNS);
-        }
-    }
-  for (guint i = 0; i < nodes->len; i++)
-    {
-      if (n[i].kind == COWSCOPE_NODE_CONTEXT)
-        {
-          gint a = find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
-          if (a >= 0)
-            n[a].state = COWSCOPE_NODE_STATE_SHARED;
-        }
-      else if (n[i].kind == COWSCOPE_NODE_STORAGE && n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED)
-        {
-          gint a = find_node (nodes, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
-          if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
-            n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
-        }
-      else if (n[i].kind == COWSCOPE_NODE_TENSOR)
-        {
-          gint s = find_node (nodes, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].storage_id);
-          if (s >= 0)
-            n[i].state = n[s].state;
-          guint size = n[i].dtype < G_N_ELEMENTS (dtype_sizes) ? dtype_sizes[n[i].dtype] : 1;
-          n[i].nbytes = (guint64) MAX (n[i].numel, 0) * size;
-          add_edge (edges, (gint) i, s, COWSCOPE_EDGE_VIEW_OF);
-          gint base = find_node (nodes, COWSCOPE_NODE_TENSOR, n[i].pid, n[i].source_id);
-          if (base >= 0 && n[base].storage_id == n[i].storage_id)
-            add_edge (edges, (gint) i, base, COWSCOPE_EDGE_VIEW_OF);
-        }
-    }
-  return cowscope_sharing_graph_new_take (nodes, edges, labels, (gint64) r->n_events, r->end_ns,
-                                          -1, r->n_events);
+    g_clear_pointer (&names.q, sqlite3_finalize);
+  CowscopeGraphAssembleOptions options = {
+    .seq = (gint64) r->n_events,
+    .time = r->end_ns,
+    .checkpoint_seq = -1,
+    .n_replayed = r->n_events,
+    .itemsizes = dtype_sizes,
+    .n_itemsizes = G_N_ELEMENTS (dtype_sizes),
+    .name_func = name_of,
+    .name_data = &names,
+  };
+  CowscopeSharingGraph *graph = cowscope_graph_state_assemble (r->graph, &options);
+  g_clear_pointer (&names.q, sqlite3_finalize);
+  return graph;
 }
 
 /* Main context: moves the pending snapshot into the object. */
@@ -905,7 +669,7 @@ publish (Reader *r)
   r->last_publish_us = g_get_monotonic_time ();
   r->publish_cost_us = r->last_publish_us - t0;
   g_debug ("live: snapshot of %" G_GUINT64_FORMAT " events, %u objects in %.1f ms",
-           r->n_events, g_hash_table_size (r->nodes), r->publish_cost_us / 1e3);
+           r->n_events, cowscope_graph_state_get_n_live (r->graph), r->publish_cost_us / 1e3);
 }
 
 /* The reader thread: polls, applies, publishes, until stopped. */

@@ -30,5 +30,16 @@ CowscopeSharingGraph *cowscope_graph_builder_run (CowscopeSessionDocument *docum
                                                   gint64 seq, gint64 freed_soon_ns,
                                                   GCancellable *cancellable,
                                                   GError **error);
+/* The same from checkpoint @cp_id (-1: from the start), which must be at
+ * or before @seq, bypassing the document's cache (tests compare the two). */
+CowscopeSharingGraph *cowscope_graph_builder_run_from (CowscopeSessionDocument *document,
+                                                       gint64 seq, gint64 cp_id,
+                                                       gint64 freed_soon_ns, GError **error);
+/* Forgets the decoded checkpoints and the last state the builder keeps
+ * for @document (the next build starts cold). */
+void cowscope_graph_builder_clear_cache (CowscopeSessionDocument *document);
+/* Keeps decoded checkpoints of @document up to @bytes (at least one;
+ * 96 MiB unless set). */
+void cowscope_graph_builder_set_cache_size (CowscopeSessionDocument *document, gsize bytes);
 
 G_END_DECLS

@@ -200,7 +200,15 @@ obj_table_find (const ObjTable *t, guint32 pid, guint kind, guint64 id, gint64 *
   *name = off ? t->names->str + off - 1 : NULL;
 }
 
-/* ---- the sharing-graph state (the rules of the app's graph builder) ------ */
+/* ---- the sharing-graph state ---------------------------------------------
+ *
+ * The rules of the session model's app/session/cowscope-graph-state.c
+ * (cowscope_graph_state_apply), which the application replays after each
+ * checkpoint written here.  The recorder must not include the session
+ * model (DESIGN.md, "Layering"), so they are repeated; keep the two in
+ * step.  test-session-model's /session/graph/packed-state-matches-replay
+ * checks that every checkpoint's packed state equals the previous one plus
+ * the model's replay of the events in between. */
 
 typedef struct {
   guint32 pid;
@@ -258,7 +266,7 @@ live_remove (GHashTable *live, guint8 kind, guint32 pid, guint64 id)
   g_hash_table_remove (live, &key);
 }
 
-/* Applies one event, as the graph builder's replay does. */
+/* Applies one event, as cowscope_graph_state_apply() does. */
 static void
 live_apply (GHashTable *live, const ObjTable *objs, gint64 type, gint64 aux, guint32 pid,
             const gint64 v[5])

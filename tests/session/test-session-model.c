@@ -12,7 +12,7 @@
 #include "cowscope-object-list.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-session-model-error.h"
-#include "cowscope-sharing-graph.h"
+#include "cowscope-sharing-graph-private.h"
 #include "cowscope-stack-frame.h"
 #include "cowscope-warning-list.h"
 #include "session-fixture.h"
@@ -642,6 +642,177 @@ test_graph_matches_replay (void)
     cowscope_sharing_graph_build (fixture_doc, (gint64) fixture_info.n_events / 2, 0, NULL, NULL);
   g_assert_cmpuint (cowscope_sharing_graph_count_nodes (g, COWSCOPE_NODE_CONTEXT), >, 0);
   g_assert_cmpuint (cowscope_sharing_graph_count_nodes (g, COWSCOPE_NODE_TENSOR), >, 0);
+}
+
+/* @a and @b are the same graph, node for node and edge for edge, every
+ * field and label included. */
+static void
+assert_same_graph (CowscopeSharingGraph *a, CowscopeSharingGraph *b, gboolean same_replay,
+                   const char *what)
+{
+  gint64 seq = cowscope_sharing_graph_get_seq (a);
+  g_assert_cmpint (seq, ==, cowscope_sharing_graph_get_seq (b));
+  g_assert_cmpint (cowscope_sharing_graph_get_time (a), ==, cowscope_sharing_graph_get_time (b));
+  if (same_replay)
+    {
+      g_assert_cmpint (cowscope_sharing_graph_get_checkpoint_seq (a), ==,
+                       cowscope_sharing_graph_get_checkpoint_seq (b));
+      g_assert_cmpuint (cowscope_sharing_graph_get_n_replayed (a), ==,
+                        cowscope_sharing_graph_get_n_replayed (b));
+    }
+  guint n = cowscope_sharing_graph_get_n_nodes (a);
+  if (n != cowscope_sharing_graph_get_n_nodes (b))
+    g_error ("%s at seq %" G_GINT64_FORMAT ": %u nodes, expected %u", what, seq, n,
+             cowscope_sharing_graph_get_n_nodes (b));
+  for (guint i = 0; i < n; i++)
+    {
+      const CowscopeGraphNode *x = cowscope_sharing_graph_get_node (a, i);
+      const CowscopeGraphNode *y = cowscope_sharing_graph_get_node (b, i);
+      gboolean same = x->pid == y->pid && x->kind == y->kind && x->state == y->state
+                      && x->freed_soon == y->freed_soon && x->alloc_kind == y->alloc_kind
+                      && x->id == y->id && x->nbytes == y->nbytes && x->free_ts == y->free_ts
+                      && x->allocation_id == y->allocation_id && x->context_id == y->context_id
+                      && x->left_context_id == y->left_context_id
+                      && x->storage_id == y->storage_id && x->source_id == y->source_id
+                      && x->numel == y->numel && x->dtype == y->dtype && x->ndim == y->ndim
+                      && x->refcount == y->refcount && x->device == y->device
+                      && x->peer_pid == y->peer_pid && g_strcmp0 (x->label, y->label) == 0;
+      if (!same)
+        g_error ("%s at seq %" G_GINT64_FORMAT ": node %u (kind %u, pid %u, id %" G_GUINT64_FORMAT
+                 ") differs from (kind %u, pid %u, id %" G_GUINT64_FORMAT ")",
+                 what, seq, i, x->kind, x->pid, x->id, y->kind, y->pid, y->id);
+    }
+  g_assert_cmpuint (cowscope_sharing_graph_get_n_edges (a), ==, cowscope_sharing_graph_get_n_edges (b));
+  for (guint i = 0; i < cowscope_sharing_graph_get_n_edges (a); i++)
+    {
+      const CowscopeGraphEdge *x = cowscope_sharing_graph_get_edge (a, i);
+      const CowscopeGraphEdge *y = cowscope_sharing_graph_get_edge (b, i);
+      if (x->from != y->from || x->to != y->to || x->kind != y->kind)
+        g_error ("%s at seq %" G_GINT64_FORMAT ": edge %u differs", what, seq, i);
+    }
+}
+
+/* The checkpoints' (id, seq), in seq order. */
+static GArray *
+checkpoints (void)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (fixture_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *q = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT id, seq FROM checkpoints ORDER BY seq", -1, &q,
+                                       NULL),
+                   ==, SQLITE_OK);
+  GArray *cps = g_array_new (FALSE, FALSE, sizeof (gint64) * 2);
+  while (sqlite3_step (q) == SQLITE_ROW)
+    {
+      gint64 row[2] = { sqlite3_column_int64 (q, 0), sqlite3_column_int64 (q, 1) };
+      g_array_append_val (cps, row);
+    }
+  sqlite3_finalize (q);
+  sqlite3_close (db);
+  return cps;
+}
+
+/* Cursor moves through the builder's cache (decoded checkpoints, the
+ * last state carried forward by the events in between) give the graph a
+ * cold build gives: forward in small and large steps, backward, across
+ * checkpoints and back, on the same instant twice. */
+static void
+test_graph_cache_matches_cold (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (fixture_path, NULL,
+                                                                            &error);
+  g_assert_no_error (error);
+  g_autoptr (CowscopeSessionDocument) cold_doc =
+    cowscope_session_document_load (fixture_path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) cps = checkpoints ();
+  g_assert_cmpuint (cps->len, >=, 5);
+  gint64 last = (gint64) fixture_info.n_events;
+  gint64 cp2 = g_array_index (cps, gint64, 2 * 2 + 1);
+  gint64 cp3 = g_array_index (cps, gint64, 3 * 2 + 1);
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  /* Forward through an interval, one event, then a few, then many. */
+  for (gint64 s = cp2 - 3; s <= cp2 + 40; s += (s < cp2 + 5 ? 1 : 7))
+    g_array_append_val (seqs, s);
+  gint64 more[] = {
+    cp2 + 40,           /* the same instant again */
+    cp3 - 1, cp3, cp3 + 1, /* across a checkpoint */
+    cp2 + 41,           /* back into the previous interval, later than before */
+    cp2 + 10,           /* back, earlier than before */
+    cp2 + 11, cp2 + (cp3 - cp2) / 2, cp3 - 1,
+    0, 1, 2, 57,        /* before the first checkpoint */
+    last, last - 1, last / 2, last / 2 + 500, last / 3, last / 2 + 1000, 1,
+  };
+  g_array_append_vals (seqs, more, G_N_ELEMENTS (more));
+  /* Back through an interval in small steps (anchors), then forward. */
+  for (gint64 s = cp3 - 1; s > cp2; s -= 7)
+    g_array_append_val (seqs, s);
+  for (gint64 s = cp2 + 3; s < cp3; s += 50)
+    g_array_append_val (seqs, s);
+  /* And a random walk, mostly small steps either way. */
+  g_autoptr (GRand) rand = g_rand_new_with_seed (3);
+  gint64 at = last / 4;
+  for (int k = 0; k < 60; k++)
+    {
+      gint64 step = g_rand_int_range (rand, 0, 4) == 0 ? g_rand_int_range (rand, -3000, 3000)
+                                                       : g_rand_int_range (rand, -20, 200);
+      at = CLAMP (at + step, 0, last);
+      g_array_append_val (seqs, at);
+    }
+
+  /* With room for many decoded checkpoints, then for one (evicted ones
+   * lend their memory to the next decode). */
+  for (int pass = 0; pass < 2; pass++)
+    {
+      if (pass == 1)
+        {
+          cowscope_graph_builder_clear_cache (doc);
+          cowscope_graph_builder_set_cache_size (doc, 1);
+        }
+      for (guint i = 0; i < seqs->len; i++)
+        {
+          gint64 seq = g_array_index (seqs, gint64, i);
+          g_autoptr (CowscopeSharingGraph) warm =
+            cowscope_sharing_graph_build (doc, seq, 1000, NULL, &error);
+          g_assert_no_error (error);
+          cowscope_graph_builder_clear_cache (cold_doc);
+          g_autoptr (CowscopeSharingGraph) cold =
+            cowscope_sharing_graph_build (cold_doc, seq, 1000, NULL, &error);
+          g_assert_no_error (error);
+          assert_same_graph (warm, cold, TRUE, pass == 0 ? "cached build" : "small cache");
+        }
+    }
+}
+
+/* The recorder writes each checkpoint's packed state with its own copy of
+ * the graph rules (cowscope-session-index.c); the model replays the
+ * events after a checkpoint with cowscope-graph-state.c.  At every
+ * checkpoint, its packed state equals the previous one (or the start)
+ * plus the model's replay of the interval in between. */
+static void
+test_graph_packed_state_matches_replay (void)
+{
+  g_autoptr (GArray) cps = checkpoints ();
+  g_assert_cmpuint (cps->len, >=, 5);
+  for (guint k = 0; k < cps->len; k++)
+    {
+      gint64 id = g_array_index (cps, gint64, 2 * k);
+      gint64 seq = g_array_index (cps, gint64, 2 * k + 1);
+      gint64 prev = k > 0 ? g_array_index (cps, gint64, 2 * (k - 1)) : -1;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (CowscopeSharingGraph) packed =
+        cowscope_graph_builder_run_from (fixture_doc, seq, id, 1000, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (cowscope_sharing_graph_get_checkpoint_seq (packed), ==, seq);
+      g_assert_cmpuint (cowscope_sharing_graph_get_n_replayed (packed), ==, 0);
+      g_autoptr (CowscopeSharingGraph) replayed =
+        cowscope_graph_builder_run_from (fixture_doc, seq, prev, 1000, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (cowscope_sharing_graph_get_n_replayed (replayed), >, 0);
+      assert_same_graph (replayed, packed, FALSE, "replay to a checkpoint");
+    }
 }
 
 static void
@@ -1397,6 +1568,9 @@ main (int argc, char **argv)
   g_test_add_func ("/session/timeline/aggregation", test_timeline_aggregation);
   g_test_add_func ("/session/graph/matches-replay", test_graph_matches_replay);
   g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
+  g_test_add_func ("/session/graph/cache-matches-cold", test_graph_cache_matches_cold);
+  g_test_add_func ("/session/graph/packed-state-matches-replay",
+                   test_graph_packed_state_matches_replay);
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
   g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
   g_test_add_func ("/session/lists/events-sorted-filtered-in-sql", test_event_query);
