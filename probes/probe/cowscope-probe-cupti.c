@@ -479,13 +479,34 @@ disable_kinds (void)
 
 /* Everything from dlopen to the last enabled kind; on failure @reason
  * says what failed and with which CUPTI error, and nothing is enabled. */
+/* Without the CUDA driver CUPTI only says CUPTI_ERROR_UNKNOWN; name the
+ * real cause.  Only dlopen: cuInit here (a constructor, before main)
+ * would make a forking target's children unable to use CUDA. */
+static bool
+driver_present (char *reason, size_t size)
+{
+  if (cowscope_probe_config.cuda_only)
+    return true; /* the driver itself loaded this probe */
+  void *driver = dlopen ("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == NULL)
+    {
+      const char *why = dlerror ();
+      snprintf (reason, size, "no CUDA device: the CUDA driver is not installed (%s)",
+                why != NULL ? why : "libcuda.so.1 not found");
+      return false;
+    }
+  dlclose (driver);
+  return true;
+}
+
 static bool
 setup (char *reason, size_t size)
 {
   CUptiResult r;
   char what[128];
 
-  if (!load_library (reason, size) || !resolve_api (reason, size))
+  if (!driver_present (reason, size) || !load_library (reason, size)
+      || !resolve_api (reason, size))
     return false;
 
   uint32_t version = 0;
