@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run-demo.sh — sets up and runs Cowscope's main job: installs the
-# dependencies, configures a release build in build/, builds it, and
-# opens the application recording the bundled demo target into
+# dependencies, configures an optimized build with debug information in
+# build/, builds it, and opens the application recording the bundled
+# demo target into
 # build/demo.cowscope (`cowscope --record`: the copy timeline and the
 # sharing graph grow while it runs, then the finalized session opens).
 # Without a display (or without the GTK application) it says so and
@@ -25,15 +26,17 @@ step () {
 step "Checking dependencies"
 "$srcdir/build-aux/install-deps.sh"
 
-setup_args=(--buildtype=release -Dapp=auto -Dcuda=auto)
+# Optimized, with debug information: the call stacks in the session then
+# name file:line, not only functions.
+setup_args=(--buildtype=debugoptimized -Dapp=auto -Dcuda=auto)
 if [[ -f "$builddir/meson-private/coredata.dat" ]]; then
-  step "Reconfiguring the release build in $builddir/"
+  step "Reconfiguring the optimized build in $builddir/"
   if ! meson setup --reconfigure "${setup_args[@]}" "$builddir"; then
     step "Reconfiguring failed; configuring $builddir/ from scratch"
     meson setup --wipe "${setup_args[@]}" "$builddir"
   fi
 else
-  step "Configuring a release build in $builddir/"
+  step "Configuring an optimized build (with debug information) in $builddir/"
   meson setup "${setup_args[@]}" "$builddir"
 fi
 

@@ -172,6 +172,15 @@ typedef struct {
   gint64 count, bytes;
 } CallSite;
 
+/* "at FILE:LINE in f()" for a call site's text, or "in f()" when the
+ * frame has no file (a build without debug information). */
+static char *
+located (const char *site_text)
+{
+  return g_str_has_prefix (site_text, "in ") ? g_strdup (site_text)
+                                             : g_strdup_printf ("at %s", site_text);
+}
+
 static void
 call_site_free (CallSite *site)
 {
@@ -372,7 +381,8 @@ build_call_sites (Report *report, GError **error)
     {
       const CallSite *site = sites->pdata[i];
       g_autofree char *bytes = cowscope_report_format_bytes (site->bytes);
-      g_autofree char *text = g_strdup_printf ("%s copied at %s", bytes, site->text);
+      g_autofree char *where = located (site->text);
+      g_autofree char *text = g_strdup_printf ("%s copied %s", bytes, where);
 
       json_builder_begin_object (report->builder);
       add_site_members (report->builder, site);
@@ -1036,13 +1046,14 @@ cowscope_report_format_text (JsonObject *report)
   for (guint i = 0; i < json_array_get_length (array) && i < 20; i++)
     {
       JsonObject *v = json_array_get_object_element (array, i);
+      g_autofree char *where = located (text_of (v, "location"));
       g_string_append_printf (out,
                               "  %s through tensor %" G_GINT64_FORMAT " \"%s\" after a write through tensor %"
-                              G_GINT64_FORMAT " \"%s\" (storage %" G_GINT64_FORMAT ", op %s) at %s\n",
+                              G_GINT64_FORMAT " \"%s\" (storage %" G_GINT64_FORMAT ", op %s) %s\n",
                               text_of (v, "access"), int_of (v, "accessor_tensor_id"),
                               text_of (v, "accessor_name"), int_of (v, "writer_tensor_id"),
                               text_of (v, "writer_name"), int_of (v, "storage_id"),
-                              text_of (v, "op"), text_of (v, "location"));
+                              text_of (v, "op"), where);
     }
 
   g_string_append (out, "\nCUDA\n");

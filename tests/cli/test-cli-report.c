@@ -147,6 +147,15 @@ test_text_report (Fixture *f, gconstpointer data)
   g_assert_cmpstr (err, ==, "");
   g_assert_nonnull (strstr (out, "8.0 MiB copied at train.c:88 in update_weights() (2 copies)"));
   g_assert_nonnull (strstr (out, "Target:     train --epochs 1 — exited with status 0"));
+
+  /* A build without debug information: the frame has a function but no
+   * file, and the call site reads "in f()", not "at  in f()". */
+  cli_fixture_exec (f->path, "UPDATE frames SET file = NULL, line = NULL WHERE id = 2");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", f->path, NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "8.0 MiB copied in update_weights() (2 copies)"));
+  g_assert_null (strstr (out, "at in"));
   g_assert_nonnull (strstr (out, "3 lazy clones sharing 12.0 MiB"));
   g_assert_nonnull (strstr (out, "1 eager fallback copying 1.0 MiB (foreign_data_ptr: 1)"));
   g_assert_nonnull (strstr (out, "2 copies, 8.0 MiB copied"));
