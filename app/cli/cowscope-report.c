@@ -122,6 +122,18 @@ add_int (JsonBuilder *builder, const char *member, gint64 value)
   json_builder_add_int_value (builder, value);
 }
 
+/* Adds an array element { @key: @name, "count": @count, "bytes": @bytes }. */
+static void
+add_named_total (JsonBuilder *builder, const char *key, const char *name, gint64 count,
+                 gint64 bytes)
+{
+  json_builder_begin_object (builder);
+  add_text (builder, key, name);
+  add_int (builder, "count", count);
+  add_int (builder, "bytes", bytes);
+  json_builder_end_object (builder);
+}
+
 /* Adds column @col of @stmt as an integer, or null when NULL. */
 static void
 add_column_int (JsonBuilder *builder, const char *member, sqlite3_stmt *stmt,
@@ -607,12 +619,9 @@ build_clones (Report *report, GError **error)
         }
       eager += count;
       eager_bytes += bytes;
-      json_builder_begin_object (b);
-      add_text (b, "reason", cowscope_session_enum_name (report->session,
-                  "eager_reasons", sqlite3_column_int64 (stmt, 0)));
-      add_int (b, "count", count);
-      add_int (b, "bytes", bytes);
-      json_builder_end_object (b);
+      add_named_total (b, "reason", cowscope_session_enum_name (report->session, "eager_reasons",
+                                                                sqlite3_column_int64 (stmt, 0)),
+                       count, bytes);
     }
   json_builder_end_array (b);
   sqlite3_finalize (stmt);
@@ -811,12 +820,9 @@ build_cuda (Report *report, GError **error)
         {
           copies += count;
           copy_bytes += bytes;
-          json_builder_begin_object (b);
-          add_text (b, "kind", cowscope_session_enum_name (report->session,
-                      "memcpy_kinds", sqlite3_column_int64 (stmt, 1)));
-          add_int (b, "count", count);
-          add_int (b, "bytes", bytes);
-          json_builder_end_object (b);
+          add_named_total (b, "kind", cowscope_session_enum_name (report->session, "memcpy_kinds",
+                                                                  sqlite3_column_int64 (stmt, 1)),
+                           count, bytes);
         }
     }
   json_builder_end_array (b);
