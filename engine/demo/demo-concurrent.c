@@ -103,6 +103,185 @@ gate_open (Gate *gate, int state)
   pthread_mutex_unlock (&gate->lock);
 }
 
+
+/* The scenario's writer threads and what its rounds add up to. */
+typedef struct {
+  int n;                /* threads */
+  int64_t numel;        /* elements of the shared tensor */
+  Worker *workers;
+  pthread_t *threads;
+  uint64_t copies, steals;
+  int64_t slowest_ns;   /* the slowest materializing write */
+} Crew;
+
+/* The shared tensor of @round, filled with its pattern, and a lazy clone
+ * of it for every worker.  Returns the source, or NULL after reporting
+ * an error. */
+static CowTensor *
+concurrent_share (Run *run, Crew *crew, int round)
+{
+  CowError err;
+  CowTensor *source = NULL;
+  const int64_t numel = crew->numel;
+
+  TRY_TENSOR (source, cow_tensor_empty (1, &numel, COW_DTYPE_F32, &err), "empty source");
+  cow_tensor_set_name (source, "shared.weights");
+  float *bytes;
+  TRY_TENSOR (bytes, cow_tensor_mutable_data (source, &err), "mutable_data of the source");
+  for (int64_t i = 0; i < numel; i++)
+    bytes[i] = pattern_at (i, round);
+  const uintptr_t shared_address = cow_tensor_data_address (source);
+
+  for (int i = 0; i < crew->n; i++)
+    {
+      crew->workers[i] = (Worker) {
+        .numel = numel, .round = round, .value = (float) (1000 + 10 * round + i),
+        .shared_address = shared_address,
+      };
+      TRY_TENSOR (crew->workers[i].clone, cow_tensor_lazy_clone (source, &err),
+                  "lazy_clone shared.weights → replica");
+      cow_tensor_set_name (crew->workers[i].clone, "replica");
+    }
+  return source;
+
+out:
+  drop (&source);
+  return NULL;
+}
+
+/* Starts every worker, lets them write at once, and joins them; the
+ * round's wall time into *@round_ns.  False when a thread could not
+ * start (no worker wrote then). */
+static bool
+concurrent_write (Run *run, Crew *crew, int64_t *round_ns)
+{
+  const int n = crew->n;
+  Gate gate = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+  pthread_barrier_t barrier;
+  int rc = pthread_barrier_init (&barrier, NULL, (unsigned) n);
+  if (rc != 0)
+    {
+      check_failed (run, "pthread_barrier_init: %s", strerror (rc));
+      return false;
+    }
+  int started = 0;
+  int64_t round_start = cow_trace_now_ns ();
+  for (; started < n; started++)
+    {
+      crew->workers[started].gate = &gate;
+      crew->workers[started].barrier = &barrier;
+      rc = pthread_create (&crew->threads[started], NULL, worker_main, &crew->workers[started]);
+      if (rc != 0)
+        {
+          check_failed (run, "pthread_create: %s", strerror (rc));
+          break;
+        }
+    }
+  gate_open (&gate, started == n ? 1 : -1);
+  for (int i = 0; i < started; i++)
+    pthread_join (crew->threads[i], NULL);
+  *round_ns = cow_trace_now_ns () - round_start;
+  pthread_barrier_destroy (&barrier);
+  return started == n;
+}
+
+/* Each worker's outcome: copy or steal (by data address), its own bytes
+ * in its clone; counted into *@copies and *@steals. */
+static void
+concurrent_tally (Run *run, Crew *crew, int round, int *copies, int *steals)
+{
+  for (int i = 0; i < crew->n; i++)
+    {
+      const Worker *worker = &crew->workers[i];
+      if (!worker->ok)
+        {
+          check_failed (run, "round %d, thread %d: %s", round, i, worker->message);
+          continue;
+        }
+      if (worker->stole)
+        (*steals)++;
+      else
+        (*copies)++;
+      if (worker->write_ns > crew->slowest_ns)
+        crew->slowest_ns = worker->write_ns;
+      /* Each thread's bytes are its own: nobody else's fill_ shows. */
+      const float *mine = cow_tensor_const_data (worker->clone);
+      if (mine[0] != worker->value || mine[crew->numel - 1] != worker->value)
+        check_failed (run, "round %d: thread %d's clone holds %g, expected %g",
+                      round, i, mine[0], worker->value);
+    }
+}
+
+/* The source, when it was kept alive, must still hold its pattern. */
+static void
+concurrent_check_source (Run *run, const Crew *crew, int round, const CowTensor *source)
+{
+  const float *original = cow_tensor_const_data (source);
+  for (int64_t i = 0; i < crew->numel; i++)
+    if (original[i] != pattern_at (i, round))
+      {
+        check_failed (run, "round %d: the source changed at element %" PRId64
+                      " (%g) after its lazy clones were written",
+                      round, i, original[i]);
+        break;
+      }
+}
+
+/* One round, as range "round N": share, write, check, and its progress
+ * line.  False when the scenario must stop. */
+static bool
+concurrent_round (Run *run, Crew *crew, int round)
+{
+  const bool drop_source = round % 2 == 1;
+  char label[32], text[32];
+  int64_t round_ns;
+
+  snprintf (label, sizeof label, "round %d", round);
+  range_push (run, label);
+
+  CowTensor *source = concurrent_share (run, crew, round);
+  if (source == NULL)
+    return false;
+  if (drop_source)
+    drop (&source);
+  bool ok = concurrent_write (run, crew, &round_ns);
+  if (!ok)
+    goto out;
+
+  int copies = 0, steals = 0;
+  concurrent_tally (run, crew, round, &copies, &steals);
+  if (run->check_failed)
+    {
+      ok = false;
+      goto out;
+    }
+  int expected_steals = drop_source ? 1 : 0;
+  if (steals != expected_steals)
+    check_failed (run, "round %d: %d of %d writers stole the shared bytes,"
+                  " expected %d (source %s)", round, steals, crew->n, expected_steals,
+                  drop_source ? "dropped first" : "alive");
+  if (source != NULL)
+    concurrent_check_source (run, crew, round, source);
+  crew->copies += (uint64_t) copies;
+  crew->steals += (uint64_t) steals;
+
+  say (run, "  round %d: source %-14s %d cop%s + %d steal%s, %s copied, %.1f ms\n",
+       round, drop_source ? "dropped first," : "alive,", copies,
+       copies == 1 ? "y  " : "ies", steals, steals == 1 ? " " : "s",
+       format_bytes ((uint64_t) copies * (uint64_t) CONCURRENT_BYTES, text, sizeof text),
+       (double) round_ns / 1e6);
+
+  for (int i = 0; i < crew->n; i++)
+    drop (&crew->workers[i].clone);
+  drop (&source);
+  range_pop (run);
+  ok = !run->check_failed;
+
+out:
+  drop (&source);
+  return ok;
+}
+
 /* N threads each get a lazy clone of one 16 MiB tensor and write it at
  * once.  In even rounds the source stays alive: every writer copies.  In
  * odd rounds the source is dropped first: the writers race, and exactly
@@ -112,16 +291,14 @@ scenario_concurrent (Run *run)
 {
   const int rounds = run->options->steps > 0 ? run->options->steps : DEFAULT_CONCURRENT_ROUNDS;
   const int n = run->options->threads;
-  const int64_t numel = CONCURRENT_BYTES / (int64_t) sizeof (float);
-  CowError err;
-  uint64_t total_copies = 0, total_steals = 0;
-  int64_t slowest_ns = 0;
   char text[32];
-
-  CowTensor *source = NULL;
-  Worker *workers = calloc ((size_t) n, sizeof *workers);
-  pthread_t *threads = calloc ((size_t) n, sizeof *threads);
-  if (workers == NULL || threads == NULL)
+  Crew crew = {
+    .n = n,
+    .numel = CONCURRENT_BYTES / (int64_t) sizeof (float),
+    .workers = calloc ((size_t) n, sizeof *crew.workers),
+    .threads = calloc ((size_t) n, sizeof *crew.threads),
+  };
+  if (crew.workers == NULL || crew.threads == NULL)
     {
       check_failed (run, "cannot allocate %d workers", n);
       goto out;
@@ -133,131 +310,21 @@ scenario_concurrent (Run *run)
        plural ((uint64_t) rounds));
 
   for (int round = 0; round < rounds; round++)
-    {
-      const bool drop_source = round % 2 == 1;
-      char label[32];
-      snprintf (label, sizeof label, "round %d", round);
-      range_push (run, label);
-
-      TRY_TENSOR (source, cow_tensor_empty (1, &numel, COW_DTYPE_F32, &err), "empty source");
-      cow_tensor_set_name (source, "shared.weights");
-      float *bytes;
-      TRY_TENSOR (bytes, cow_tensor_mutable_data (source, &err), "mutable_data of the source");
-      for (int64_t i = 0; i < numel; i++)
-        bytes[i] = pattern_at (i, round);
-      const uintptr_t shared_address = cow_tensor_data_address (source);
-
-      for (int i = 0; i < n; i++)
-        {
-          workers[i] = (Worker) {
-            .numel = numel, .round = round, .value = (float) (1000 + 10 * round + i),
-            .shared_address = shared_address,
-          };
-          TRY_TENSOR (workers[i].clone, cow_tensor_lazy_clone (source, &err),
-                      "lazy_clone shared.weights → replica");
-          cow_tensor_set_name (workers[i].clone, "replica");
-        }
-      if (drop_source)
-        drop (&source);
-
-      Gate gate = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-      pthread_barrier_t barrier;
-      int rc = pthread_barrier_init (&barrier, NULL, (unsigned) n);
-      if (rc != 0)
-        {
-          check_failed (run, "pthread_barrier_init: %s", strerror (rc));
-          goto out;
-        }
-      int started = 0;
-      int64_t round_start = cow_trace_now_ns ();
-      for (; started < n; started++)
-        {
-          workers[started].gate = &gate;
-          workers[started].barrier = &barrier;
-          rc = pthread_create (&threads[started], NULL, worker_main, &workers[started]);
-          if (rc != 0)
-            {
-              check_failed (run, "pthread_create: %s", strerror (rc));
-              break;
-            }
-        }
-      gate_open (&gate, started == n ? 1 : -1);
-      for (int i = 0; i < started; i++)
-        pthread_join (threads[i], NULL);
-      int64_t round_ns = cow_trace_now_ns () - round_start;
-      pthread_barrier_destroy (&barrier);
-      if (started < n)
-        goto out;
-
-      int copies = 0, steals = 0;
-      for (int i = 0; i < n; i++)
-        {
-          if (!workers[i].ok)
-            {
-              check_failed (run, "round %d, thread %d: %s", round, i, workers[i].message);
-              continue;
-            }
-          if (workers[i].stole)
-            steals++;
-          else
-            copies++;
-          if (workers[i].write_ns > slowest_ns)
-            slowest_ns = workers[i].write_ns;
-          /* Each thread's bytes are its own: nobody else's fill_ shows. */
-          const float *mine = cow_tensor_const_data (workers[i].clone);
-          if (mine[0] != workers[i].value || mine[numel - 1] != workers[i].value)
-            check_failed (run, "round %d: thread %d's clone holds %g, expected %g",
-                          round, i, mine[0], workers[i].value);
-        }
-      if (run->check_failed)
-        goto out;
-      int expected_steals = drop_source ? 1 : 0;
-      if (steals != expected_steals)
-        check_failed (run, "round %d: %d of %d writers stole the shared bytes,"
-                      " expected %d (source %s)", round, steals, n, expected_steals,
-                      drop_source ? "dropped first" : "alive");
-      if (source != NULL)
-        {
-          const float *original = cow_tensor_const_data (source);
-          for (int64_t i = 0; i < numel; i++)
-            if (original[i] != pattern_at (i, round))
-              {
-                check_failed (run, "round %d: the source changed at element %" PRId64
-                              " (%g) after its lazy clones were written",
-                              round, i, original[i]);
-                break;
-              }
-        }
-      total_copies += (uint64_t) copies;
-      total_steals += (uint64_t) steals;
-
-      say (run, "  round %d: source %-14s %d cop%s + %d steal%s, %s copied, %.1f ms\n",
-           round, drop_source ? "dropped first," : "alive,", copies,
-           copies == 1 ? "y  " : "ies", steals, steals == 1 ? " " : "s",
-           format_bytes ((uint64_t) copies * (uint64_t) CONCURRENT_BYTES, text, sizeof text),
-           (double) round_ns / 1e6);
-
-      for (int i = 0; i < n; i++)
-        drop (&workers[i].clone);
-      drop (&source);
-      range_pop (run);
-      if (run->check_failed)
-        goto out;
-    }
+    if (!concurrent_round (run, &crew, round))
+      goto out;
 
   snprintf (run->headline, sizeof run->headline,
             "%d round%s × %d thread%s: %" PRIu64 " cop%s, %" PRIu64
             " steal%s (seen by data address), slowest write %.1f ms",
-            rounds, plural ((uint64_t) rounds), n, plural ((uint64_t) n), total_copies,
-            total_copies == 1 ? "y" : "ies", total_steals, plural (total_steals),
-            (double) slowest_ns / 1e6);
+            rounds, plural ((uint64_t) rounds), n, plural ((uint64_t) n), crew.copies,
+            crew.copies == 1 ? "y" : "ies", crew.steals, plural (crew.steals),
+            (double) crew.slowest_ns / 1e6);
 
 out:
   range_close_all (run);
-  if (workers != NULL)
+  if (crew.workers != NULL)
     for (int i = 0; i < n; i++)
-      drop (&workers[i].clone);
-  drop (&source);
-  free (workers);
-  free (threads);
+      drop (&crew.workers[i].clone);
+  free (crew.workers);
+  free (crew.threads);
 }
