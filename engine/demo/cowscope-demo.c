@@ -118,136 +118,172 @@ find_scenario (const char *name)
   return NULL;
 }
 
-int
-main (int argc, char **argv)
+/* What the command line asks for. */
+typedef struct {
+  Options options;
+  const Scenario **chosen; /* in the order given; "all" adds every one */
+  int n_chosen;
+  bool list;
+} Request;
+
+/* Reads --steps or --threads at argv[*@i] ("--steps N" or "--steps=N"),
+ * moving *@i past its value.  Returns -1 when it was good, else the exit
+ * status after saying what is wrong. */
+static int
+parse_count_option (int argc, char **argv, int *i, Options *options)
 {
-  Options options = { .steps = 0, .threads = DEFAULT_THREADS, .quiet = false };
-  const Scenario **chosen = calloc ((size_t) argc * N_SCENARIOS + 1, sizeof *chosen);
-  int n_chosen = 0;
-  bool list = false;
+  const char *arg = argv[*i];
+  const bool is_steps = strncmp (arg, "--steps", 7) == 0;
+  const char *value;
+  const char *eq = strchr (arg, '=');
 
-  if (chosen == NULL)
-    {
-      fprintf (stderr, PROGRAM ": out of memory\n");
-      return 1;
-    }
-  /* Hidden: the consumer process of the ipc scenario. */
-  if (argc == 3 && strcmp (argv[1], "--ipc-consumer") == 0)
-    {
-      free (chosen);
-      return ipc_consumer_main (atoi (argv[2]));
-    }
+  if (eq != NULL)
+    value = eq + 1;
+  else if (*i + 1 < argc)
+    value = argv[++*i];
+  else
+    return usage_error ("option '%s' needs a number", arg);
+  if (is_steps && !parse_count (value, MAX_STEPS, &options->steps))
+    return usage_error ("--steps wants a whole number from 1 to %d, not '%s'", MAX_STEPS, value);
+  if (!is_steps && !parse_count (value, MAX_THREADS, &options->threads))
+    return usage_error ("--threads wants a whole number from 1 to %d, not '%s'", MAX_THREADS,
+                        value);
+  return -1;
+}
 
+/* Fills @request from the command line.  Returns -1 to go on, else the
+ * exit status: 0 after --help, 2 after saying what is wrong. */
+static int
+parse_command_line (int argc, char **argv, Request *request)
+{
   for (int i = 1; i < argc; i++)
     {
       const char *arg = argv[i];
-      const char *value = NULL;
       bool is_steps = strncmp (arg, "--steps", 7) == 0 && (arg[7] == '\0' || arg[7] == '=');
       bool is_threads = strncmp (arg, "--threads", 9) == 0 && (arg[9] == '\0' || arg[9] == '=');
 
       if (is_steps || is_threads)
         {
-          const char *eq = strchr (arg, '=');
-          if (eq != NULL)
-            value = eq + 1;
-          else if (i + 1 < argc)
-            value = argv[++i];
-          else
-            {
-              free (chosen);
-              return usage_error ("option '%s' needs a number", arg);
-            }
-          if (!parse_count (value, is_steps ? MAX_STEPS : MAX_THREADS,
-                            is_steps ? &options.steps : &options.threads))
-            {
-              free (chosen);
-              if (is_steps)
-                return usage_error ("--steps wants a whole number from 1 to 100000, not '%s'", value);
-              return usage_error ("--threads wants a whole number from 1 to 64, not '%s'", value);
-            }
+          int status = parse_count_option (argc, argv, &i, &request->options);
+          if (status >= 0)
+            return status;
         }
       else if (strcmp (arg, "--quiet") == 0 || strcmp (arg, "-q") == 0)
-        options.quiet = true;
+        request->options.quiet = true;
       else if (strcmp (arg, "--list") == 0)
-        list = true;
+        request->list = true;
       else if (strcmp (arg, "--help") == 0 || strcmp (arg, "-h") == 0)
         {
           print_usage (stdout);
-          free (chosen);
           return 0;
         }
       else if (arg[0] == '-' && arg[1] != '\0')
-        {
-          free (chosen);
-          return usage_error ("unknown option '%s'", arg);
-        }
+        return usage_error ("unknown option '%s'", arg);
       else if (strcmp (arg, "all") == 0)
         for (int s = 0; s < N_SCENARIOS; s++)
-          chosen[n_chosen++] = &scenarios[s];
+          request->chosen[request->n_chosen++] = &scenarios[s];
       else
         {
           const Scenario *scenario = find_scenario (arg);
           if (scenario == NULL)
-            {
-              free (chosen);
-              return usage_error ("unknown scenario '%s' (try --list)", arg);
-            }
-          chosen[n_chosen++] = scenario;
+            return usage_error ("unknown scenario '%s' (try --list)", arg);
+          request->chosen[request->n_chosen++] = scenario;
         }
     }
+  return -1;
+}
 
-  if (list)
-    {
-      for (int s = 0; s < N_SCENARIOS; s++)
-        printf ("%-11s %s\n", scenarios[s].name, scenarios[s].description);
-      printf ("%-11s every scenario above, in this order\n", "all");
-      free (chosen);
-      return 0;
-    }
-  if (n_chosen == 0)
-    {
-      free (chosen);
-      fprintf (stderr, PROGRAM ": no scenario given\n");
-      print_usage (stderr);
-      return 2;
-    }
+static void
+print_list (void)
+{
+  for (int s = 0; s < N_SCENARIOS; s++)
+    printf ("%-11s %s\n", scenarios[s].name, scenarios[s].description);
+  printf ("%-11s every scenario above, in this order\n", "all");
+}
 
+/* Runs @scenario into @run, inside a range named after it, and records
+ * its time and what the engine did meanwhile. */
+static void
+run_scenario (const Scenario *scenario, Run *run)
+{
+  Stats before;
+  stats_snapshot (&before);
+  uint64_t violations = cow_simulate_violation_count ();
+  int64_t start = cow_trace_now_ns ();
+  cow_range_push (run->name);
+  scenario->run (run);
+  cow_range_pop ();
+  run->seconds = (double) (cow_trace_now_ns () - start) / 1e9;
+  run->violations = cow_simulate_violation_count () - violations;
+  stats_snapshot (&run->stats);
+  stats_subtract (&run->stats, &before);
+  fflush (stdout);
+}
+
+/* Runs the chosen scenarios in order, then prints the summary.  Returns
+ * the exit status: 0 when all passed, 1 otherwise. */
+static int
+run_request (const Request *request)
+{
   stats_start_counting ();
 
-  Run *runs = calloc ((size_t) n_chosen, sizeof *runs);
+  Run *runs = calloc ((size_t) request->n_chosen, sizeof *runs);
   if (runs == NULL)
     {
       fprintf (stderr, PROGRAM ": out of memory\n");
-      free (chosen);
       return 1;
     }
   bool failed = false;
-  for (int i = 0; i < n_chosen; i++)
+  for (int i = 0; i < request->n_chosen; i++)
     {
       Run *run = &runs[i];
-      run->name = chosen[i]->name;
-      run->options = &options;
+      run->name = request->chosen[i]->name;
+      run->options = &request->options;
       if (i > 0)
         say (run, "\n");
-      Stats before;
-      stats_snapshot (&before);
-      uint64_t violations = cow_simulate_violation_count ();
-      int64_t start = cow_trace_now_ns ();
-      cow_range_push (run->name);
-      chosen[i]->run (run);
-      cow_range_pop ();
-      run->seconds = (double) (cow_trace_now_ns () - start) / 1e9;
-      run->violations = cow_simulate_violation_count () - violations;
-      stats_snapshot (&run->stats);
-      stats_subtract (&run->stats, &before);
-      fflush (stdout);
+      run_scenario (request->chosen[i], run);
       failed |= run->engine_error || run->check_failed;
     }
 
-  print_summary (runs, n_chosen);
+  print_summary (runs, request->n_chosen);
 
   stats_stop_counting ();
   free (runs);
-  free (chosen);
   return failed ? 1 : 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  /* Hidden: the consumer process of the ipc scenario. */
+  if (argc == 3 && strcmp (argv[1], "--ipc-consumer") == 0)
+    return ipc_consumer_main (atoi (argv[2]));
+
+  Request request = {
+    .options = { .steps = 0, .threads = DEFAULT_THREADS, .quiet = false },
+    /* Each argument adds at most every scenario ("all"). */
+    .chosen = calloc ((size_t) argc * N_SCENARIOS + 1, sizeof *request.chosen),
+  };
+  if (request.chosen == NULL)
+    {
+      fprintf (stderr, PROGRAM ": out of memory\n");
+      return 1;
+    }
+
+  int status = parse_command_line (argc, argv, &request);
+  if (status < 0 && request.list)
+    {
+      print_list ();
+      status = 0;
+    }
+  else if (status < 0 && request.n_chosen == 0)
+    {
+      fprintf (stderr, PROGRAM ": no scenario given\n");
+      print_usage (stderr);
+      status = 2;
+    }
+  else if (status < 0)
+    status = run_request (&request);
+  free (request.chosen);
+  return status;
 }
