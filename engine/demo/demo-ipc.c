@@ -63,50 +63,73 @@ ipc_consumer_main (int sock)
     }
 }
 
-void
-scenario_ipc (Run *run)
+/* The consumer processes, and the producer's end of their sockets. */
+typedef struct {
+  pid_t pids[IPC_CONSUMERS];
+  int socks[IPC_CONSUMERS];
+  int n_started;
+} Consumers;
+
+/* Starts the next consumer: fork + exec of the demo itself with the
+ * other end of a socket pair.  False after failing @run's check. */
+static bool
+ipc_start_consumer (Run *run, Consumers *consumers)
+{
+  int sv[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+    {
+      check_failed (run, "socketpair: %s", strerror (errno));
+      return false;
+    }
+  fflush (stdout);
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      close (sv[0]);
+      close (sv[1]);
+      check_failed (run, "fork: %s", strerror (errno));
+      return false;
+    }
+  if (pid == 0)
+    {
+      /* The child keeps only its own end. */
+      close (sv[0]);
+      for (int j = 0; j < consumers->n_started; j++)
+        close (consumers->socks[j]);
+      char fd_text[16];
+      snprintf (fd_text, sizeof fd_text, "%d", sv[1]);
+      execl ("/proc/self/exe", PROGRAM, "--ipc-consumer", fd_text, (char *) NULL);
+      _exit (127);
+    }
+  close (sv[1]);
+  fcntl (sv[0], F_SETFD, FD_CLOEXEC);
+  consumers->pids[consumers->n_started] = pid;
+  consumers->socks[consumers->n_started++] = sv[0];
+  return true;
+}
+
+/* Closes the sockets, which ends the consumers, and reaps them. */
+static void
+ipc_stop_consumers (Run *run, Consumers *consumers)
+{
+  for (int c = 0; c < consumers->n_started; c++)
+    {
+      close (consumers->socks[c]);
+      int status = 0;
+      if (waitpid (consumers->pids[c], &status, 0) != consumers->pids[c] || !WIFEXITED (status)
+          || WEXITSTATUS (status) != 0)
+        check_failed (run, "consumer process %d did not exit cleanly", c);
+    }
+}
+
+/* Makes the producer's shareable tensors, filled with distinct values,
+ * and sends each to its consumer, which must answer with the right sum. */
+static bool
+ipc_share (Run *run, const Consumers *consumers,
+           CowTensor *tensors[IPC_CONSUMERS][IPC_TENSORS])
 {
   CowError err;
   const int64_t numel = IPC_ELEMS;
-  CowTensor *tensors[IPC_CONSUMERS][IPC_TENSORS] = { { 0 } };
-  pid_t pids[IPC_CONSUMERS];
-  int socks[IPC_CONSUMERS];
-  int n_started = 0;
-
-  say (run, "ipc: %d consumer processes, %d tensors each; the producer drops its"
-       " tensors before the consumers release them\n", IPC_CONSUMERS, IPC_TENSORS);
-  for (int c = 0; c < IPC_CONSUMERS; c++)
-    {
-      int sv[2];
-      if (socketpair (AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
-        {
-          check_failed (run, "socketpair: %s", strerror (errno));
-          goto out;
-        }
-      fflush (stdout);
-      pid_t pid = fork ();
-      if (pid < 0)
-        {
-          close (sv[0]);
-          close (sv[1]);
-          check_failed (run, "fork: %s", strerror (errno));
-          goto out;
-        }
-      if (pid == 0)
-        {
-          close (sv[0]);
-          for (int j = 0; j < c; j++)
-            close (socks[j]);
-          char fd_text[16];
-          snprintf (fd_text, sizeof fd_text, "%d", sv[1]);
-          execl ("/proc/self/exe", PROGRAM, "--ipc-consumer", fd_text, (char *) NULL);
-          _exit (127);
-        }
-      close (sv[1]);
-      fcntl (sv[0], F_SETFD, FD_CLOEXEC);
-      pids[n_started] = pid;
-      socks[n_started++] = sv[0];
-    }
 
   for (int c = 0; c < IPC_CONSUMERS; c++)
     for (int k = 0; k < IPC_TENSORS; k++)
@@ -120,18 +143,63 @@ scenario_ipc (Run *run)
         CowIpcHandle handle;
         int fd = -1;
         TRY_STATUS (cow_ipc_send (tensors[c][k], &handle, &fd, &err), "ipc_send");
-        TRY_STATUS (cow_ipc_send_fds (socks[c], &handle, sizeof handle, &fd, 1, &err),
+        TRY_STATUS (cow_ipc_send_fds (consumers->socks[c], &handle, sizeof handle, &fd, 1, &err),
                     "ipc_send_fds");
         double sum = 0;
-        if (recv (socks[c], &sum, sizeof sum, 0) != (ssize_t) sizeof sum)
+        if (recv (consumers->socks[c], &sum, sizeof sum, 0) != (ssize_t) sizeof sum)
           {
             check_failed (run, "consumer %d did not answer", c);
-            goto out;
+            return false;
           }
         double expected = (double) (c * IPC_TENSORS + k + 1) * IPC_ELEMS;
         if (sum != expected)
           check_failed (run, "consumer %d summed %g, expected %g", c, sum, expected);
       }
+  return true;
+
+out:
+  return false;
+}
+
+/* Asks every consumer to release what it holds (an empty handle) and
+ * waits for each to confirm. */
+static bool
+ipc_release (Run *run, const Consumers *consumers)
+{
+  CowError err;
+
+  for (int c = 0; c < IPC_CONSUMERS; c++)
+    {
+      CowIpcHandle done = { 0 };
+      double answer = 0;
+      TRY_STATUS (cow_ipc_send_fds (consumers->socks[c], &done, sizeof done, NULL, 0, &err),
+                  "ipc_send_fds");
+      if (recv (consumers->socks[c], &answer, sizeof answer, 0) != (ssize_t) sizeof answer
+          || answer >= 0)
+        check_failed (run, "consumer %d did not confirm its release", c);
+    }
+  return true;
+
+out:
+  return false;
+}
+
+/* The producer shares tensors with consumer processes, then drops its
+ * own references first: every block must wait in the limbo until the
+ * consumers release theirs, and the next collect frees them all. */
+void
+scenario_ipc (Run *run)
+{
+  CowTensor *tensors[IPC_CONSUMERS][IPC_TENSORS] = { { 0 } };
+  Consumers consumers = { .n_started = 0 };
+
+  say (run, "ipc: %d consumer processes, %d tensors each; the producer drops its"
+       " tensors before the consumers release them\n", IPC_CONSUMERS, IPC_TENSORS);
+  for (int c = 0; c < IPC_CONSUMERS; c++)
+    if (!ipc_start_consumer (run, &consumers))
+      goto out;
+  if (!ipc_share (run, &consumers, tensors))
+    goto out;
 
   /* The producer lets go first: every block moves to the limbo. */
   for (int c = 0; c < IPC_CONSUMERS; c++)
@@ -147,14 +215,8 @@ scenario_ipc (Run *run)
                   IPC_CONSUMERS * IPC_TENSORS);
 
   /* The consumers release; the next collect frees the blocks. */
-  for (int c = 0; c < IPC_CONSUMERS; c++)
-    {
-      CowIpcHandle done = { 0 };
-      double answer = 0;
-      TRY_STATUS (cow_ipc_send_fds (socks[c], &done, sizeof done, NULL, 0, &err), "ipc_send_fds");
-      if (recv (socks[c], &answer, sizeof answer, 0) != (ssize_t) sizeof answer || answer >= 0)
-        check_failed (run, "consumer %d did not confirm its release", c);
-    }
+  if (!ipc_release (run, &consumers))
+    goto out;
   size_t freed = cow_ipc_collect ();
   say (run, "ipc: consumers released; collect freed %zu blocks, %zu left\n", freed,
        cow_ipc_limbo_size ());
@@ -168,13 +230,6 @@ out:
   for (int c = 0; c < IPC_CONSUMERS; c++)
     for (int k = 0; k < IPC_TENSORS; k++)
       cow_tensor_unref (tensors[c][k]);
-  for (int c = 0; c < n_started; c++)
-    {
-      close (socks[c]);
-      int status = 0;
-      if (waitpid (pids[c], &status, 0) != pids[c] || !WIFEXITED (status)
-          || WEXITSTATUS (status) != 0)
-        check_failed (run, "consumer process %d did not exit cleanly", c);
-    }
+  ipc_stop_consumers (run, &consumers);
   cow_ipc_collect ();
 }
