@@ -53,9 +53,6 @@ static const Scenario scenarios[] = {
 };
 #define N_SCENARIOS ((int) (sizeof scenarios / sizeof scenarios[0]))
 
-/* ------------------------------------------------------------------ */
-/* Command line                                                         */
-
 static void
 print_usage (FILE *out)
 {

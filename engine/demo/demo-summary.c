@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+/* @label and the operations with a non-zero count in @by_op, closed by
+ * ")": " (made by lazy_clone 6, reshape 2)".  Nothing when all are 0. */
 static void
 print_by_op (const char *label, const uint64_t *by_op)
 {
@@ -19,6 +21,8 @@ print_by_op (const char *label, const uint64_t *by_op)
     printf (")");
 }
 
+/* One run: its outcome and headline, then what the engine did, line by
+ * line.  Without the counting sink only the outcome and headline. */
 static void
 print_run_summary (const Run *run)
 {
@@ -103,6 +107,8 @@ print_run_summary (const Run *run)
             (int64_t) (s->k[K_STORAGE_NEW] - s->k[K_STORAGE_FREE]));
 }
 
+/* One row per run and a total row: the columns that a test reads back
+ * from a recorded session to compare with the demo's own counts. */
 static void
 print_table (const Run *runs, int n_runs)
 {
