@@ -253,6 +253,10 @@ def record_and_report(destdir, work, scratch):
     done = run(["cowscope-cli", "report", session], env=user, cwd=work)
     check("the text report names the call site",
           f"256.0 KiB copied at {EXAMPLE}:{fill_line} in main()" in done.stdout, done.stdout)
+    with open(os.path.join(source_root, "README.md"), encoding="utf-8") as f:
+        cited = sorted(set(int(n) for n in re.findall(re.escape(EXAMPLE) + r":(\d+)", f.read())))
+    check(f"the README names {EXAMPLE}:{fill_line} wherever it names a line of it",
+          cited == [fill_line], f"README names lines {cited}")
     quoted = readme_report_excerpt(source_root)
     lines = {line.rstrip() for line in done.stdout.splitlines()}
     wrong = [line for line in quoted if line not in lines]
