@@ -145,8 +145,11 @@ def user_environment(destdir, work):
     with open(os.path.join(pkgconfig_dir, "cowtensor.pc"), encoding="utf-8") as f:
         if "${pcfiledir}" not in f.read():
             # Built with -Dpkgconfig.relocatable=false: the .pc names the
-            # configured prefix, which lies under the staging tree here.
+            # configured prefix, which lies under the staging tree here
+            # (even /usr, whose flags pkg-config would otherwise drop).
             user["PKG_CONFIG_SYSROOT_DIR"] = destdir
+            user["PKG_CONFIG_ALLOW_SYSTEM_CFLAGS"] = "1"
+            user["PKG_CONFIG_ALLOW_SYSTEM_LIBS"] = "1"
     return user
 
 
