@@ -80,8 +80,10 @@ main (void)
 
   /* A lazy copy is a copy: `snapshot` still reads the zeros it was cloned
    * from.  Reads never materialize. */
-  check (cow_tensor_get_f64 (snapshot, corner, &before, &error) != COW_OK, "read", &error);
-  check (cow_tensor_get_f64 (backup, corner, &after, &error) != COW_OK, "read", &error);
+  check (cow_tensor_get_f64 (snapshot, corner, &before, &error) != COW_OK,
+         "read", &error);
+  check (cow_tensor_get_f64 (backup, corner, &after, &error) != COW_OK, "read",
+         &error);
   printf ("snapshot[0][0] = %g, backup[0][0] = %g\n", before, after);
 
   cow_tensor_unref (backup);

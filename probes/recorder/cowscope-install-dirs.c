@@ -5,9 +5,9 @@
  * COWSCOPE_BINDIR_TO_PREFIX (".." for bindir "bin"; "" when bindir is
  * outside the prefix, which makes the install not relocatable) and the
  * directories, relative to the prefix unless configured outside it. */
-#if !defined(COWSCOPE_PREFIX) || !defined(COWSCOPE_BINDIR_TO_PREFIX) \
-    || !defined(COWSCOPE_BINDIR) || !defined(COWSCOPE_PKGLIBDIR) \
-    || !defined(COWSCOPE_DATADIR) || !defined(COWSCOPE_LOCALEDIR)
+#if !defined(COWSCOPE_PREFIX) || !defined(COWSCOPE_BINDIR_TO_PREFIX) ||        \
+  !defined(COWSCOPE_BINDIR) || !defined(COWSCOPE_PKGLIBDIR) ||                 \
+  !defined(COWSCOPE_DATADIR) || !defined(COWSCOPE_LOCALEDIR)
 #error "the build must define the install layout (probes/recorder/meson.build)"
 #endif
 
@@ -20,10 +20,10 @@ dir_path (CowscopeInstallDir dir)
 {
   switch (dir)
     {
-    case COWSCOPE_INSTALL_DIR_BIN: return COWSCOPE_BINDIR;
-    case COWSCOPE_INSTALL_DIR_PKGLIB: return COWSCOPE_PKGLIBDIR;
-    case COWSCOPE_INSTALL_DIR_DATA: return COWSCOPE_DATADIR;
-    case COWSCOPE_INSTALL_DIR_LOCALE: return COWSCOPE_LOCALEDIR;
+      case COWSCOPE_INSTALL_DIR_BIN: return COWSCOPE_BINDIR;
+      case COWSCOPE_INSTALL_DIR_PKGLIB: return COWSCOPE_PKGLIBDIR;
+      case COWSCOPE_INSTALL_DIR_DATA: return COWSCOPE_DATADIR;
+      case COWSCOPE_INSTALL_DIR_LOCALE: return COWSCOPE_LOCALEDIR;
     }
   g_return_val_if_reached (COWSCOPE_DATADIR);
 }
@@ -44,7 +44,8 @@ cowscope_install_dirs_build_root (void)
 
   for (int depth = 0; dir != NULL && depth <= BUILD_ROOT_MAX_DEPTH; depth++)
     {
-      g_autofree char *marker = g_build_filename (dir, "meson-private", "coredata.dat", NULL);
+      g_autofree char *marker =
+        g_build_filename (dir, "meson-private", "coredata.dat", NULL);
       char *parent;
 
       if (g_file_test (marker, G_FILE_TEST_IS_REGULAR))
@@ -87,7 +88,8 @@ cowscope_install_dirs_find (CowscopeInstallDir dir, const char *name)
 
   if (bindir != NULL && COWSCOPE_BINDIR_TO_PREFIX[0] != '\0')
     {
-      g_autofree char *relative_prefix = g_build_filename (bindir, COWSCOPE_BINDIR_TO_PREFIX, NULL);
+      g_autofree char *relative_prefix =
+        g_build_filename (bindir, COWSCOPE_BINDIR_TO_PREFIX, NULL);
       g_autofree char *prefix = g_canonicalize_filename (relative_prefix, NULL);
       g_autofree char *relocated = under (prefix, dir, name);
 

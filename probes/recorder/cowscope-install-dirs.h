@@ -17,10 +17,10 @@
 G_BEGIN_DECLS
 
 typedef enum {
-  COWSCOPE_INSTALL_DIR_BIN,     /* bindir: the commands, cowscope-demo */
-  COWSCOPE_INSTALL_DIR_PKGLIB,  /* libdir/cowscope: libcowscope-probe.so */
-  COWSCOPE_INSTALL_DIR_DATA,    /* datadir: glib-2.0/schemas, cowscope/ */
-  COWSCOPE_INSTALL_DIR_LOCALE,  /* localedir: the translations */
+  COWSCOPE_INSTALL_DIR_BIN,    /* bindir: the commands, cowscope-demo */
+  COWSCOPE_INSTALL_DIR_PKGLIB, /* libdir/cowscope: libcowscope-probe.so */
+  COWSCOPE_INSTALL_DIR_DATA,   /* datadir: glib-2.0/schemas, cowscope/ */
+  COWSCOPE_INSTALL_DIR_LOCALE, /* localedir: the translations */
 } CowscopeInstallDir;
 
 /* The root of the meson build tree the running binary was built in (the

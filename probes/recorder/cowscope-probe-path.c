@@ -28,7 +28,8 @@ cowscope_probe_path_find (GError **error)
     {
       char *p = usable (env);
       if (!p)
-        g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
+        g_set_error (error, COWSCOPE_RECORDER_ERROR,
+                     COWSCOPE_RECORDER_ERROR_NO_PROBE,
                      "the probe library '%s' (from $%s) does not exist", env,
                      COWSCOPE_ENV_PROBE_PATH);
       return p;
@@ -38,22 +39,24 @@ cowscope_probe_path_find (GError **error)
   g_autofree char *built = NULL;
   if (build_root)
     {
-      built = g_build_filename (build_root, COWSCOPE_PROBE_BUILD_DIR, COWSCOPE_PROBE_NAME, NULL);
+      built = g_build_filename (build_root, COWSCOPE_PROBE_BUILD_DIR,
+                                COWSCOPE_PROBE_NAME, NULL);
       char *p = usable (built);
       if (p)
         return p;
     }
-  g_autofree char *installed = cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_PKGLIB,
-                                                           COWSCOPE_PROBE_NAME);
+  g_autofree char *installed =
+    cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_PKGLIB, COWSCOPE_PROBE_NAME);
   char *p = usable (installed);
   if (p)
     return p;
-  g_autofree char *configured = cowscope_install_dirs_configured (COWSCOPE_INSTALL_DIR_PKGLIB,
-                                                                  COWSCOPE_PROBE_NAME);
-  g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
-               "cannot find the probe library %s (looked %sbeside the running program's "
-               "prefix and at %s); set $%s",
-               COWSCOPE_PROBE_NAME,
-               built ? "in the build tree, " : "", configured, COWSCOPE_ENV_PROBE_PATH);
+  g_autofree char *configured = cowscope_install_dirs_configured (
+    COWSCOPE_INSTALL_DIR_PKGLIB, COWSCOPE_PROBE_NAME);
+  g_set_error (
+    error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
+    "cannot find the probe library %s (looked %sunder the running program's "
+    "prefix and at %s); set $%s",
+    COWSCOPE_PROBE_NAME, built ? "in the build tree, " : "", configured,
+    COWSCOPE_ENV_PROBE_PATH);
   return NULL;
 }
