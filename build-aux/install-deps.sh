@@ -55,6 +55,9 @@ PACKAGES=(
   xvfb
   xauth
   imagemagick
+  # cowscope-cli's bash completion: its install folder (bash-completion's
+  # pkg-config file) and its test (bash-completion's helpers).
+  bash-completion
 )
 
 dry_run=0

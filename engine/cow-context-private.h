@@ -3,8 +3,8 @@
  * One context per shared allocation: the refcount of the storages whose
  * bytes it owns, and a reader–writer lock.  Storages that copy the bytes
  * hold it shared; the last reference takes it exclusive before stealing
- * or freeing the bytes, which waits for every copy in flight
- * (cow-thread-safety.md).  Invariant: refcount = number of storages
+ * or freeing the bytes, which waits for every copy in flight (cow-lazy.h
+ * says why).  Invariant: refcount = number of storages
  * pointing at the context; views share one storage and count once.
  */
 #pragma once

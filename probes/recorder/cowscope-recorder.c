@@ -18,13 +18,6 @@
 #include "cowscope-session-finalize.h"
 #include "cowscope-target.h"
 
-#ifndef COWSCOPE_PROBE_BUILD_RELATIVE
-#define COWSCOPE_PROBE_BUILD_RELATIVE NULL
-#endif
-#ifndef COWSCOPE_PROBE_INSTALLED_PATH
-#define COWSCOPE_PROBE_INSTALLED_PATH NULL
-#endif
-
 /* After the target (the direct child) exited: how long its children may
  * keep their connections open before the session is closed. */
 #define CHILDREN_GRACE_NS ((int64_t) 1000 * 1000 * 1000)
@@ -495,9 +488,7 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
   program = cowscope_target_resolve (o->argv[0], error);
   if (!program)
     return FALSE;
-  probe = o->probe_path ? g_strdup (o->probe_path)
-                        : cowscope_probe_path_find (COWSCOPE_PROBE_BUILD_RELATIVE,
-                                                    COWSCOPE_PROBE_INSTALLED_PATH, error);
+  probe = o->probe_path ? g_strdup (o->probe_path) : cowscope_probe_path_find (error);
   if (!probe)
     return FALSE;
 
