@@ -22,6 +22,7 @@
 #include "cowscope-paint.h"
 #include "cowscope-time-ruler.h"
 #include "cowscope-timeline-format.h"
+#include "cowscope-timeline-overlay.h"
 #include "cowscope-timeline-palette.h"
 
 #define RULER_HEIGHT COWSCOPE_TIME_RULER_HEIGHT
@@ -30,9 +31,6 @@
 #define CUDA_LANE_HEIGHT 28
 #define COUNTER_LANE_HEIGHT 40
 #define PROCESS_LANE_HEIGHT 64
-#define EVENT_ROW_Y COWSCOPE_LANE_EVENT_ROW_Y
-#define EVENT_ROW_HEIGHT COWSCOPE_LANE_EVENT_ROW_HEIGHT
-#define RANGE_ROW_Y COWSCOPE_LANE_RANGE_ROW_Y
 #define ZOOM_STEP 1.5
 #define PAN_STEP 0.15
 #define CLICK_SLOP 3.0
@@ -443,7 +441,7 @@ hit_test (CowscopeTimelineView *self, double x, double y)
       hit.sample = hit_sample (lane->window, px);
       return hit;
     }
-  gboolean in_ranges = lane->kind == COWSCOPE_LANE_THREAD && ly >= RANGE_ROW_Y - 1;
+  gboolean in_ranges = lane->kind == COWSCOPE_LANE_THREAD && ly >= COWSCOPE_LANE_RANGE_ROW_Y - 1;
   hit.item = hit_span (lane->window, px, in_ranges);
   hit.is_span = hit.item != NULL;
   if (hit.item == NULL && !in_ranges)
@@ -453,43 +451,9 @@ hit_test (CowscopeTimelineView *self, double x, double y)
 
 /* ---- what is drawn over the lanes ----------------------------------------------- */
 
-/* Outlines the selected event @seq where thread lane @lane shows it on
- * its own (not merged into a pixel with others). */
+/* Outlines the events of the highlighted objects in thread lane @lane. */
 static void
-draw_selected (GtkSnapshot *snapshot, Lane *lane, gint64 seq, const GdkRGBA *color)
-{
-  if (lane->window == NULL || lane->kind != COWSCOPE_LANE_THREAD)
-    return;
-  gint64 t0 = cowscope_timeline_window_get_start (lane->window);
-  gint64 t1 = cowscope_timeline_window_get_end (lane->window);
-  int width = (int) cowscope_timeline_window_get_width (lane->window);
-  double nspp = (double) (t1 - t0) / width;
-  guint n;
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (lane->window, &n);
-  for (guint i = 0; i < n; i++)
-    if (spans[i].id == seq && spans[i].kind != COWSCOPE_ITEM_RANGE)
-      {
-        float x, w;
-        cowscope_lane_span_px (&spans[i], t0, nspp, width, &x, &w);
-        cowscope_paint_outline (snapshot, color, GUTTER_WIDTH + x - 2, lane->y + EVENT_ROW_Y - 2,
-                                w + 4, EVENT_ROW_HEIGHT + 4, 2);
-        return;
-      }
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (lane->window, &n);
-  for (guint i = 0; i < n; i++)
-    if (items[i].count == 1 && items[i].id == seq)
-      {
-        cowscope_paint_outline (snapshot, color, GUTTER_WIDTH + items[i].pixel - 3,
-                                lane->y + EVENT_ROW_Y - 2, 7, EVENT_ROW_HEIGHT + 4, 2);
-        return;
-      }
-}
-
-/* Outlines, in thread lane @lane, the events of the highlighted objects:
- * by time, so one is seen even where it shares a pixel with others. */
-static void
-draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane,
-                  const GdkRGBA *color)
+draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane)
 {
   if (lane->kind != COWSCOPE_LANE_THREAD || self->highlighted == NULL)
     return;
@@ -499,17 +463,10 @@ draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane,
   for (guint i = 0; i < self->highlighted->len; i++)
     {
       const CowscopeObjectEvent *ev = &g_array_index (self->highlighted, CowscopeObjectEvent, i);
-      if (ev->pid != pid || ev->tid != tid)
-        continue;
-      double x0 = cowscope_timeline_view_time_to_x (self, ev->start_ns);
-      double x1 = cowscope_timeline_view_time_to_x (self, ev->end_ns);
-      if (x1 < GUTTER_WIDTH || x0 > w)
-        continue;
-      x0 = MAX (x0, GUTTER_WIDTH + 3);
-      x1 = MIN (x1, w - 3);
-      float x = (float) floor (x0) - 3, width = (float) MAX (ceil (x1) - floor (x0), 1) + 6;
-      cowscope_paint_outline (snapshot, color, x, lane->y + EVENT_ROW_Y - 2, width,
-                              EVENT_ROW_HEIGHT + 4, 2);
+      if (ev->pid == pid && ev->tid == tid)
+        cowscope_overlay_highlighted (snapshot, cowscope_timeline_view_time_to_x (self, ev->start_ns),
+                                      cowscope_timeline_view_time_to_x (self, ev->end_ns),
+                                      GUTTER_WIDTH, w, lane->y, &self->palette.highlight);
     }
 }
 
@@ -550,26 +507,14 @@ draw_lanes (CowscopeTimelineView *self, GtkSnapshot *snapshot, int w, int h)
       gtk_snapshot_append_node (snapshot, lane->node);
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
-      draw_highlighted (self, snapshot, lane, &palette->highlight);
-      if (selected >= 0)
-        draw_selected (snapshot, lane, selected, &sel_color);
+      draw_highlighted (self, snapshot, lane);
+      if (selected >= 0 && lane->kind == COWSCOPE_LANE_THREAD)
+        cowscope_overlay_selected (snapshot, lane->window, selected, GUTTER_WIDTH, lane->y,
+                                   &sel_color);
     }
   cowscope_paint_rect (snapshot, &sep, GUTTER_WIDTH - 1, sy, 1, h);
   gtk_snapshot_restore (snapshot);
   gtk_snapshot_pop (snapshot);
-}
-
-/* Shades the selected range [r0, r1) over the whole height. */
-static void
-draw_range (CowscopeTimelineView *self, GtkSnapshot *snapshot, gint64 r0, gint64 r1, int w, int h)
-{
-  double x0 = MAX (cowscope_timeline_view_time_to_x (self, r0), GUTTER_WIDTH);
-  double x1 = MIN (cowscope_timeline_view_time_to_x (self, r1), w);
-  GdkRGBA fill = cowscope_rgba_with_alpha (&self->palette.accent, 0.15f);
-  GdkRGBA edge = cowscope_rgba_with_alpha (&self->palette.accent, 0.8f);
-  cowscope_paint_rect (snapshot, &fill, (float) x0, 0, (float) MAX (x1 - x0, 1), h);
-  cowscope_paint_rect (snapshot, &edge, (float) x0, 0, 1, h);
-  cowscope_paint_rect (snapshot, &edge, (float) x1 - 1, 0, 1, h);
 }
 
 /* The hover: a faint line at the pointer and the outline of what it is
@@ -583,60 +528,9 @@ draw_hover (CowscopeTimelineView *self, GtkSnapshot *snapshot, int h)
   if (hit.item == NULL)
     return;
   Lane *lane = self->lanes->pdata[hit.lane];
-  float ly = RULER_HEIGHT - scroll_y (self) + lane->y;
   GdkRGBA color = cowscope_timeline_palette_fg (&self->palette, 0.8f);
-  if (hit.is_span)
-    {
-      gint64 t0 = self->cache_t0;
-      double nspp = (double) (self->cache_t1 - t0) / self->cache_width;
-      float x, sw;
-      cowscope_lane_span_px (hit.item, t0, nspp, self->cache_width, &x, &sw);
-      gboolean range = hit.item->kind == COWSCOPE_ITEM_RANGE;
-      float y = range ? RANGE_ROW_Y - 1 : EVENT_ROW_Y - 1;
-      cowscope_paint_outline (snapshot, &color, GUTTER_WIDTH + x - 1, ly + y, sw + 2,
-                              range ? lane->height - RANGE_ROW_Y : EVENT_ROW_HEIGHT + 2, 1);
-    }
-  else
-    cowscope_paint_outline (snapshot, &color, GUTTER_WIDTH + hit.item->pixel - 2,
-                            ly + EVENT_ROW_Y - 1, 5,
-                            (lane->kind == COWSCOPE_LANE_CUDA_STREAM
-                               ? lane->height - 2 * EVENT_ROW_Y
-                               : EVENT_ROW_HEIGHT) + 2, 1);
-}
-
-/* The box at the top of the lanes, over the selected range [r0, r1):
- * its duration and totals (or that they are being counted). */
-static void
-draw_totals (CowscopeTimelineView *self, GtkSnapshot *snapshot, gint64 r0, gint64 r1, int w,
-             int h)
-{
-  g_autofree char *text =
-    cowscope_timeline_format_range (r0, r1, self->totals_valid ? &self->totals : NULL);
-  pango_layout_set_text (self->layout, text, -1);
-  int lw, lh;
-  pango_layout_get_pixel_size (self->layout, &lw, &lh);
-  double x0 = cowscope_timeline_view_time_to_x (self, r0);
-  double x1 = cowscope_timeline_view_time_to_x (self, r1);
-  float bw = lw + 16, bh = lh + 10;
-  float bx = (float) CLAMP ((x0 + x1) / 2 - bw / 2, GUTTER_WIDTH + 2,
-                            MAX (w - bw - 2, GUTTER_WIDTH + 2));
-  float by = RULER_HEIGHT + 6;
-  if (by + bh > h)
-    return;
-  GskRoundedRect box;
-  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (bx, by, bw, bh), 6);
-  GdkRGBA border = cowscope_timeline_palette_fg (&self->palette, 0.2f);
-  GdkRGBA color = cowscope_timeline_palette_fg (&self->palette, 0.9f);
-  gtk_snapshot_push_rounded_clip (snapshot, &box);
-  cowscope_paint_rect (snapshot, &self->palette.overlay, bx, by, bw, bh);
-  gtk_snapshot_pop (snapshot);
-  const float widths[4] = { 1, 1, 1, 1 };
-  const GdkRGBA colors[4] = { border, border, border, border };
-  gtk_snapshot_append_border (snapshot, &box, widths, colors);
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bx + 8, by + 5));
-  gtk_snapshot_append_layout (snapshot, self->layout, &color);
-  gtk_snapshot_restore (snapshot);
+  cowscope_overlay_hover (snapshot, lane->window, hit.item, hit.is_span, lane->kind, lane->height,
+                          GUTTER_WIDTH, RULER_HEIGHT - scroll_y (self) + lane->y, &color);
 }
 
 /* Main loop, after the frame: emits ::query-error. */
@@ -688,7 +582,8 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   gint64 r1 = cowscope_view_state_get_range_end (self->state);
   gboolean range_shown = r0 >= 0 && r1 > r0 && r1 > t0 && r0 < t1;
   if (range_shown)
-    draw_range (self, snapshot, r0, r1, w, h);
+    cowscope_overlay_range (snapshot, &self->palette, cowscope_timeline_view_time_to_x (self, r0),
+                            cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w, h);
   if (self->pointer_inside && self->pointer_x >= GUTTER_WIDTH && self->drag_mode != DRAG_PAN)
     draw_hover (self, snapshot, h);
   /* The cursor: the instant the sharing graph shows. */
@@ -701,7 +596,14 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
   gtk_widget_snapshot_child (widget, self->ruler, snapshot);
   if (range_shown)
-    draw_totals (self, snapshot, r0, r1, w, h);
+    {
+      g_autofree char *text =
+        cowscope_timeline_format_range (r0, r1, self->totals_valid ? &self->totals : NULL);
+      cowscope_overlay_range_box (snapshot, self->layout, &self->palette, text,
+                                  cowscope_timeline_view_time_to_x (self, r0),
+                                  cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w,
+                                  RULER_HEIGHT + 6, h);
+    }
 }
 
 /* ---- range totals ------------------------------------------------------------------ */
