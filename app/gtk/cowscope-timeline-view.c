@@ -1055,6 +1055,9 @@ static void
 cowscope_timeline_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
   CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
+  /* The lanes start RULER_HEIGHT down: the ruler gets exactly that (it
+   * asks for no more), measured first as GTK expects of a parent. */
+  gtk_widget_measure (self->ruler, GTK_ORIENTATION_VERTICAL, width, NULL, NULL, NULL, NULL);
   gtk_widget_size_allocate (self->ruler, &(GtkAllocation) { 0, 0, width, RULER_HEIGHT }, -1);
   update_adjustment (self);
 }
