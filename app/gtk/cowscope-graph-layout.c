@@ -419,6 +419,24 @@ scene_nodes_free (GArray *nodes)
   g_array_unref (nodes);
 }
 
+/* Frees the Béziers of the scene edges in @edges, then @edges. */
+static void
+scene_edges_free (GArray *edges)
+{
+  for (guint i = 0; i < edges->len; i++)
+    g_free (g_array_index (edges, CowscopeSceneEdge, i).points);
+  g_array_unref (edges);
+}
+
+/* Frees the labels of the process boxes in @clusters, then @clusters. */
+static void
+scene_clusters_free (GArray *clusters)
+{
+  for (guint i = 0; i < clusters->len; i++)
+    g_free (g_array_index (clusters, CowscopeSceneCluster, i).label);
+  g_array_unref (clusters);
+}
+
 /* One scene node per unit: what it stands for, its labels and its size
  * (the layout places it). */
 static GArray *
@@ -445,112 +463,65 @@ scene_nodes_new (CowscopeSharingGraph *graph, GArray *units)
   return nodes;
 }
 
-/* Appends the cluster of process @pid (opening its braces) to @dot,
- * labelled with the process's name. */
-static void
-append_cluster_header (GString *dot, CowscopeSharingGraph *graph, guint32 pid)
-{
-  const char *name = cowscope_sharing_graph_get_process_label (graph, pid);
-  g_autofree char *fallback = g_strdup_printf (_("Process %u"), pid);
-  GString *label = g_string_new (NULL);
-  for (const char *c = name ? name : fallback; *c; c++)
-    {
-      if (*c == '"' || *c == '\\')
-        g_string_append_c (label, '\\');
-      g_string_append_c (label, *c);
-    }
-  g_string_append_printf (dot, " subgraph cluster_%u {\n  graph [label=\"%s\"];\n", pid,
-                          label->str);
-  g_string_free (label, TRUE);
-}
-
-/* The Graphviz input: @nodes as fixed-size boxes named by index, one
- * cluster per process when @pids holds several (else the components
- * packed in an array), and @uedges with their kinds. */
+/* The Graphviz input for the units of process @pid (all of them when
+ * @all_pids): @nodes as fixed-size boxes named by index, its connected
+ * components packed in an array, and the edges of @uedges between two of
+ * its units, with their kinds. */
 static char *
-write_dot (CowscopeSharingGraph *graph, GArray *units, GArray *nodes, GArray *uedges,
-           GArray *pids)
+write_dot (GArray *units, GArray *nodes, GArray *uedges, guint32 pid, gboolean all_pids)
 {
-  gboolean clustered = pids->len >= 2;
   GString *dot = g_string_sized_new (64 + 48 * units->len + 24 * uedges->len);
   g_string_append (dot, "digraph g {\n"
-                        " graph [rankdir=TB, nodesep=0.28, ranksep=0.42,");
-  g_string_append (dot, clustered ? " pack=false, compound=true, fontsize=12, labeljust=l,"
-                                    " margin=12,"
-                                  : " pack=16, packmode=\"array\",");
-  g_string_append (dot, " splines=true, outputorder=edgesfirst];\n"
+                        " graph [rankdir=TB, nodesep=0.28, ranksep=0.42,"
+                        " pack=16, packmode=\"array\", splines=true, outputorder=edgesfirst];\n"
                         " node [shape=box, fixedsize=true, label=\"\"];\n"
                         " edge [arrowsize=0.7];\n");
-  for (guint k = 0; k < (clustered ? pids->len : 1); k++)
+  for (guint i = 0; i < units->len; i++)
     {
-      guint32 cluster_pid = clustered ? g_array_index (pids, guint32, k) : 0;
-      if (clustered)
-        append_cluster_header (dot, graph, cluster_pid);
-      for (guint i = 0; i < units->len; i++)
-        {
-          if (clustered && g_array_index (units, Unit, i).pid != cluster_pid)
-            continue;
-          const CowscopeSceneNode *n = &g_array_index (nodes, CowscopeSceneNode, i);
-          char wbuf[G_ASCII_DTOSTR_BUF_SIZE], hbuf[G_ASCII_DTOSTR_BUF_SIZE];
-          g_ascii_formatd (wbuf, sizeof wbuf, "%.3f", n->width / 72.0);
-          g_ascii_formatd (hbuf, sizeof hbuf, "%.3f", n->height / 72.0);
-          g_string_append_printf (dot, " n%u [width=%s, height=%s];\n", i, wbuf, hbuf);
-        }
-      if (clustered)
-        g_string_append (dot, " }\n");
+      if (!all_pids && g_array_index (units, Unit, i).pid != pid)
+        continue;
+      const CowscopeSceneNode *n = &g_array_index (nodes, CowscopeSceneNode, i);
+      char wbuf[G_ASCII_DTOSTR_BUF_SIZE], hbuf[G_ASCII_DTOSTR_BUF_SIZE];
+      g_ascii_formatd (wbuf, sizeof wbuf, "%.3f", n->width / 72.0);
+      g_ascii_formatd (hbuf, sizeof hbuf, "%.3f", n->height / 72.0);
+      g_string_append_printf (dot, " n%u [width=%s, height=%s];\n", i, wbuf, hbuf);
     }
   for (guint i = 0; i < uedges->len; i += 3)
     {
-      guint kind = g_array_index (uedges, guint, i + 2);
-      /* Consumers below their producer: a longer cross-process edge. */
-      g_string_append_printf (dot, " n%u -> n%u [k=%u%s];\n", g_array_index (uedges, guint, i),
-                              g_array_index (uedges, guint, i + 1), kind,
-                              COWSCOPE_EDGE_KIND_IS_CROSS_PROCESS (kind) ? ", minlen=3" : "");
+      guint from = g_array_index (uedges, guint, i), to = g_array_index (uedges, guint, i + 1);
+      if (!all_pids && (g_array_index (units, Unit, from).pid != pid ||
+                        g_array_index (units, Unit, to).pid != pid))
+        continue;
+      g_string_append_printf (dot, " n%u -> n%u [k=%u];\n", from, to,
+                              g_array_index (uedges, guint, i + 2));
     }
   g_string_append (dot, "}\n");
   return g_string_free (dot, FALSE);
 }
 
-/* Graphviz's @x in the scene, for a layout of bounding box @bb. */
+/* Where a layout's coordinates go in the scene: Graphviz's y grows
+ * upwards from its bounding box's bottom, the scene's downwards; (@dx,
+ * @dy) is where the bounding box's top-left corner lands. */
+typedef struct {
+  boxf bb;
+  double dx, dy;
+} Placement;
+
 static inline double
-scene_x (boxf bb, double x)
+scene_x (const Placement *at, double x)
 {
-  return x - bb.LL.x + SCENE_MARGIN;
+  return x - at->bb.LL.x + at->dx;
 }
 
-/* Graphviz's @y in the scene: Graphviz's y grows upwards from the
- * bottom, the scene's downwards from the top. */
 static inline double
-scene_y (boxf bb, double y)
+scene_y (const Placement *at, double y)
 {
-  return bb.UR.y - y + SCENE_MARGIN;
+  return at->bb.UR.y - y + at->dy;
 }
 
-/* The process boxes of laid-out graph @g (bounding box @bb). */
-static GArray *
-read_clusters (Agraph_t *g, CowscopeSharingGraph *graph, boxf bb)
-{
-  GArray *clusters = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneCluster));
-  for (int c = 1; c <= GD_n_cluster (g); c++)
-    {
-      Agraph_t *sub = GD_clust (g)[c];
-      boxf cb = GD_bb (sub);
-      CowscopeSceneCluster cl = { 0 };
-      cl.pid = (guint32) strtoul (agnameof (sub) + strlen ("cluster_"), NULL, 10);
-      cl.x = scene_x (bb, cb.LL.x);
-      cl.y = scene_y (bb, cb.UR.y);
-      cl.width = cb.UR.x - cb.LL.x;
-      cl.height = cb.UR.y - cb.LL.y;
-      const char *name = cowscope_sharing_graph_get_process_label (graph, cl.pid);
-      cl.label = name ? g_strdup (name) : g_strdup_printf (_("Process %u"), cl.pid);
-      g_array_append_val (clusters, cl);
-    }
-  return clusters;
-}
-
-/* Puts each of @nodes where the layout of @g placed it. */
+/* Puts each of @nodes laid out in @g where @at places the layout. */
 static void
-read_node_positions (Agraph_t *g, GArray *nodes, boxf bb)
+read_node_positions (Agraph_t *g, GArray *nodes, const Placement *at)
 {
   for (Agnode_t *an = agfstnode (g); an != NULL; an = agnxtnode (g, an))
     {
@@ -561,16 +532,16 @@ read_node_positions (Agraph_t *g, GArray *nodes, boxf bb)
       pointf c = ND_coord (an);
       n->width = ND_width (an) * 72.0;
       n->height = ND_height (an) * 72.0;
-      n->x = scene_x (bb, c.x) - n->width / 2;
-      n->y = scene_y (bb, c.y) - n->height / 2;
+      n->x = scene_x (at, c.x) - n->width / 2;
+      n->y = scene_y (at, c.y) - n->height / 2;
     }
 }
 
-/* The edges of laid-out graph @g: their kind, Bézier and arrow tip. */
-static GArray *
-read_edges (Agraph_t *g, boxf bb)
+/* Appends the edges of laid-out graph @g to @edges: their kind, Bézier
+ * and arrow tip, placed by @at. */
+static void
+read_edges (Agraph_t *g, const Placement *at, GArray *edges)
 {
-  GArray *edges = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneEdge));
   for (Agnode_t *an = agfstnode (g); an != NULL; an = agnxtnode (g, an))
     for (Agedge_t *ae = agfstout (g, an); ae != NULL; ae = agnxtout (g, ae))
       {
@@ -587,19 +558,262 @@ read_edges (Agraph_t *g, boxf bb)
             e.points = g_new (double, 2 * e.n_points);
             for (guint p = 0; p < e.n_points; p++)
               {
-                e.points[2 * p] = scene_x (bb, bz->list[p].x);
-                e.points[2 * p + 1] = scene_y (bb, bz->list[p].y);
+                e.points[2 * p] = scene_x (at, bz->list[p].x);
+                e.points[2 * p + 1] = scene_y (at, bz->list[p].y);
               }
             if (bz->eflag)
               {
                 e.has_arrow = TRUE;
-                e.arrow_x = scene_x (bb, bz->ep.x);
-                e.arrow_y = scene_y (bb, bz->ep.y);
+                e.arrow_x = scene_x (at, bz->ep.x);
+                e.arrow_y = scene_y (at, bz->ep.y);
               }
           }
         g_array_append_val (edges, e);
       }
-  return edges;
+}
+
+/* Lays out the units of process @pid (all of them when @all_pids) with
+ * Graphviz `dot`; on success returns the layout (gvFreeLayout() and
+ * agclose() it) with its bounding box in @bb. */
+static Agraph_t *
+layout_dot (GArray *units, GArray *nodes, GArray *uedges, guint32 pid, gboolean all_pids,
+            boxf *bb)
+{
+  if (layout_gvc == NULL)
+    layout_gvc = gvContext ();
+  agseterr (AGERR);
+  char *dot = write_dot (units, nodes, uedges, pid, all_pids);
+  Agraph_t *g = agmemread (dot);
+  g_free (dot);
+  if (g == NULL)
+    return NULL;
+  if (gvLayout (layout_gvc, g, "dot") != 0)
+    {
+      agclose (g);
+      return NULL;
+    }
+  *bb = GD_bb (g);
+  return g;
+}
+
+#define CLUSTER_PADDING 12.0 /* inside a process box, around its nodes */
+#define CLUSTER_LABEL 20.0   /* above its nodes, for the process's name */
+#define CLUSTER_GAP 28.0     /* between process boxes */
+
+/* How far a straight line from the centre of node @n towards (@dx, @dy)
+ * runs inside the node (to start or end an edge at its border). */
+static double
+border_distance (const CowscopeSceneNode *n, double dx, double dy)
+{
+  double len = hypot (dx, dy);
+  if (len == 0)
+    return 0;
+  double tx = fabs (dx) > 1e-9 ? (n->width / 2) / fabs (dx) : G_MAXDOUBLE;
+  double ty = fabs (dy) > 1e-9 ? (n->height / 2) / fabs (dy) : G_MAXDOUBLE;
+  return MIN (tx, ty) * len;
+}
+
+/* Edges between processes are not part of any process's layout: each is
+ * a straight cubic from the border of its tail to just before the border
+ * of its head, where the arrow ends. */
+static void
+add_cross_process_edges (GArray *units, GArray *nodes, GArray *uedges, GArray *edges)
+{
+  const double arrow = 7.0;
+  for (guint i = 0; i < uedges->len; i += 3)
+    {
+      guint from = g_array_index (uedges, guint, i), to = g_array_index (uedges, guint, i + 1);
+      if (g_array_index (units, Unit, from).pid == g_array_index (units, Unit, to).pid)
+        continue;
+      const CowscopeSceneNode *a = &g_array_index (nodes, CowscopeSceneNode, from);
+      const CowscopeSceneNode *b = &g_array_index (nodes, CowscopeSceneNode, to);
+      double ax = a->x + a->width / 2, ay = a->y + a->height / 2;
+      double bx = b->x + b->width / 2, by = b->y + b->height / 2;
+      double dx = bx - ax, dy = by - ay, len = hypot (dx, dy);
+      if (len == 0)
+        continue;
+      double ux = dx / len, uy = dy / len;
+      double start = border_distance (a, dx, dy);
+      double tip = len - border_distance (b, dx, dy);
+      double end = MAX (start, tip - arrow);
+      CowscopeSceneEdge e = { 0 };
+      e.from = from;
+      e.to = to;
+      e.kind = (guint8) g_array_index (uedges, guint, i + 2);
+      e.n_points = 4;
+      e.points = g_new (double, 8);
+      for (guint p = 0; p < 4; p++)
+        {
+          double d = start + (end - start) * p / 3.0;
+          e.points[2 * p] = ax + ux * d;
+          e.points[2 * p + 1] = ay + uy * d;
+        }
+      e.has_arrow = TRUE;
+      e.arrow_x = ax + ux * tip;
+      e.arrow_y = ay + uy * tip;
+      g_array_append_val (edges, e);
+    }
+}
+
+/* One process's box: its layout's size plus padding and its name. */
+static CowscopeSceneCluster
+cluster_new (CowscopeSharingGraph *graph, guint32 pid, boxf bb)
+{
+  CowscopeSceneCluster cl = { 0 };
+  cl.pid = pid;
+  cl.width = bb.UR.x - bb.LL.x + 2 * CLUSTER_PADDING;
+  cl.height = bb.UR.y - bb.LL.y + CLUSTER_PADDING + CLUSTER_LABEL;
+  const char *name = cowscope_sharing_graph_get_process_label (graph, pid);
+  cl.label = name ? g_strdup (name) : g_strdup_printf (_("Process %u"), pid);
+  return cl;
+}
+
+/* Whether process @pid sends to others (it is the tail of an edge
+ * between processes) and receives from none: an IPC producer. */
+static gboolean
+is_producer (GArray *units, GArray *uedges, guint32 pid)
+{
+  gboolean sends = FALSE;
+  for (guint i = 0; i < uedges->len; i += 3)
+    {
+      guint32 from = g_array_index (units, Unit, g_array_index (uedges, guint, i)).pid;
+      guint32 to = g_array_index (units, Unit, g_array_index (uedges, guint, i + 1)).pid;
+      if (from == to)
+        continue;
+      if (to == pid)
+        return FALSE;
+      sends |= from == pid;
+    }
+  return sends;
+}
+
+/* Places the process boxes of @clusters in rows, each row centred: the
+ * first @n_first boxes (producers) on rows of their own above the
+ * others, so that edges between processes run downwards, and rows about
+ * as wide as the boxes are tall together.  Sets the boxes' x and y and
+ * the scene's size. */
+static void
+place_clusters (GArray *clusters, guint n_first, double *width, double *height)
+{
+  double area = 0, widest = 0;
+  for (guint k = 0; k < clusters->len; k++)
+    {
+      const CowscopeSceneCluster *cl = &g_array_index (clusters, CowscopeSceneCluster, k);
+      area += (cl->width + CLUSTER_GAP) * (cl->height + CLUSTER_GAP);
+      widest = MAX (widest, cl->width);
+    }
+  double row_limit = MAX (widest, sqrt (area) * 1.5);
+  /* Rows: [row_start[r], row_start[r + 1]) */
+  g_autofree guint *row_start = g_new (guint, clusters->len + 1);
+  g_autofree double *row_width = g_new0 (double, clusters->len + 1);
+  guint n_rows = 0;
+  for (guint k = 0; k < clusters->len; k++)
+    {
+      double w = g_array_index (clusters, CowscopeSceneCluster, k).width;
+      if (n_rows == 0 || k == n_first || row_width[n_rows - 1] + CLUSTER_GAP + w > row_limit)
+        {
+          row_start[n_rows] = k;
+          row_width[n_rows++] = w;
+        }
+      else
+        row_width[n_rows - 1] += CLUSTER_GAP + w;
+    }
+  row_start[n_rows] = clusters->len;
+  double total = 0;
+  for (guint r = 0; r < n_rows; r++)
+    total = MAX (total, row_width[r]);
+  double y = SCENE_MARGIN;
+  for (guint r = 0; r < n_rows; r++)
+    {
+      double x = SCENE_MARGIN + (total - row_width[r]) / 2, row_height = 0;
+      for (guint k = row_start[r]; k < row_start[r + 1]; k++)
+        {
+          CowscopeSceneCluster *cl = &g_array_index (clusters, CowscopeSceneCluster, k);
+          cl->x = x;
+          cl->y = y;
+          x += cl->width + CLUSTER_GAP;
+          row_height = MAX (row_height, cl->height);
+        }
+      y += row_height + CLUSTER_GAP;
+    }
+  *width = total + 2 * SCENE_MARGIN;
+  *height = y - CLUSTER_GAP + SCENE_MARGIN;
+}
+
+/* Lays out each process of @pids on its own (Graphviz's clusters cost
+ * several times the layout of the same nodes apart), places the process
+ * boxes and draws the edges between processes.  Returns FALSE when
+ * Graphviz fails. */
+static gboolean
+layout_processes (CowscopeSharingGraph *graph, GArray *units, GArray *nodes, GArray *uedges,
+                  GArray *pids, GArray *edges, GArray *clusters, double *width, double *height)
+{
+  /* Producers first: they go on top. */
+  g_autoptr (GArray) order = g_array_sized_new (FALSE, FALSE, sizeof (guint32), pids->len);
+  for (int producers = 1; producers >= 0; producers--)
+    for (guint k = 0; k < pids->len; k++)
+      {
+        guint32 pid = g_array_index (pids, guint32, k);
+        if (is_producer (units, uedges, pid) == producers)
+          g_array_append_val (order, pid);
+      }
+  guint n_producers = 0;
+  while (n_producers < order->len &&
+         is_producer (units, uedges, g_array_index (order, guint32, n_producers)))
+    n_producers++;
+
+  g_autofree boxf *bbs = g_new (boxf, order->len);
+  g_autofree Agraph_t **layouts = g_new0 (Agraph_t *, order->len);
+  gboolean ok = TRUE;
+  for (guint k = 0; k < order->len && ok; k++)
+    {
+      guint32 pid = g_array_index (order, guint32, k);
+      layouts[k] = layout_dot (units, nodes, uedges, pid, FALSE, &bbs[k]);
+      ok = layouts[k] != NULL;
+      if (ok)
+        {
+          CowscopeSceneCluster cl = cluster_new (graph, pid, bbs[k]);
+          g_array_append_val (clusters, cl);
+        }
+    }
+  if (ok)
+    {
+      place_clusters (clusters, n_producers, width, height);
+      for (guint k = 0; k < order->len; k++)
+        {
+          const CowscopeSceneCluster *cl = &g_array_index (clusters, CowscopeSceneCluster, k);
+          Placement at = { bbs[k], cl->x + CLUSTER_PADDING, cl->y + CLUSTER_LABEL };
+          read_node_positions (layouts[k], nodes, &at);
+          read_edges (layouts[k], &at, edges);
+        }
+      add_cross_process_edges (units, nodes, uedges, edges);
+    }
+  for (guint k = 0; k < order->len; k++)
+    if (layouts[k] != NULL)
+      {
+        gvFreeLayout (layout_gvc, layouts[k]);
+        agclose (layouts[k]);
+      }
+  return ok;
+}
+
+/* Lays out the units of a single process: one packed Graphviz layout. */
+static gboolean
+layout_single (GArray *units, GArray *nodes, GArray *uedges, GArray *edges, double *width,
+               double *height)
+{
+  boxf bb;
+  Agraph_t *g = layout_dot (units, nodes, uedges, 0, TRUE, &bb);
+  if (g == NULL)
+    return FALSE;
+  Placement at = { bb, SCENE_MARGIN, SCENE_MARGIN };
+  read_node_positions (g, nodes, &at);
+  read_edges (g, &at, edges);
+  *width = bb.UR.x - bb.LL.x + 2 * SCENE_MARGIN;
+  *height = bb.UR.y - bb.LL.y + 2 * SCENE_MARGIN;
+  gvFreeLayout (layout_gvc, g);
+  agclose (g);
+  return TRUE;
 }
 
 /* Lays out @units with @uedges (triples: unit indices and kind) and
@@ -609,35 +823,31 @@ run_graphviz (CowscopeSharingGraph *graph, GArray *units, GArray *uedges,
               CowscopeSceneStats *stats, GError **error)
 {
   g_assert (cowscope_graph_layout_is_layout_thread ());
-  /* Several processes: one cluster each (packing would split them). */
   g_autoptr (GArray) pids = unit_pids (units);
   GArray *nodes = scene_nodes_new (graph, units);
-  char *dot = write_dot (graph, units, nodes, uedges, pids);
-
-  if (layout_gvc == NULL)
-    layout_gvc = gvContext ();
-  agseterr (AGERR);
+  GArray *edges = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneEdge));
+  GArray *clusters = NULL;
+  double width = 0, height = 0;
   gint64 t0 = g_get_monotonic_time ();
-  Agraph_t *g = agmemread (dot);
-  g_free (dot);
-  if (g == NULL || gvLayout (layout_gvc, g, "dot") != 0)
+  gboolean ok;
+  if (pids->len >= 2)
     {
-      if (g != NULL)
-        agclose (g);
+      clusters = g_array_new (FALSE, TRUE, sizeof (CowscopeSceneCluster));
+      ok = layout_processes (graph, units, nodes, uedges, pids, edges, clusters, &width, &height);
+    }
+  else
+    ok = layout_single (units, nodes, uedges, edges, &width, &height);
+  stats->layout_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
+  if (!ok)
+    {
       scene_nodes_free (nodes);
+      scene_edges_free (edges);
+      if (clusters != NULL)
+        scene_clusters_free (clusters);
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
                            _("Graphviz could not lay out the graph"));
       return NULL;
     }
-  boxf bb = GD_bb (g);
-  GArray *clusters = pids->len >= 2 ? read_clusters (g, graph, bb) : NULL;
-  read_node_positions (g, nodes, bb);
-  GArray *edges = read_edges (g, bb);
-  double width = bb.UR.x - bb.LL.x + 2 * SCENE_MARGIN;
-  double height = bb.UR.y - bb.LL.y + 2 * SCENE_MARGIN;
-  gvFreeLayout (layout_gvc, g);
-  agclose (g);
-  stats->layout_ms = (double) (g_get_monotonic_time () - t0) / 1000.0;
   CowscopeGraphScene *scene = cowscope_graph_scene_new_take (graph, nodes, edges, width, height,
                                                              stats);
   if (clusters != NULL)
