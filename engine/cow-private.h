@@ -29,7 +29,10 @@ COW_INTERNAL CowStatus cow_set_error (CowError *error, CowStatus code,
     (error) = &cow_local_error_
 
 /* Thread-locals in the hot path use the initial-exec model: a plain
- * %fs-relative load instead of a __tls_get_addr call. */
+ * %fs-relative load instead of a __tls_get_addr call.  A library loaded
+ * with dlopen() gets such storage from glibc's small reserve (512 bytes
+ * by default, shared with other libraries), so only small hot variables
+ * use it: about 250 bytes in all. */
 #define COW_TLS _Thread_local __attribute__ ((tls_model ("initial-exec")))
 
 /* Ids are handed out to each thread in blocks (cow-id.c): the next one
