@@ -81,8 +81,8 @@ COW_INTERNAL CowContext *cow_context_new (void *data, CowDataPtr owner,
 
 /* Takes a reference for a new sharer unless the context is gone
  * (refcount 0: freed, or its bytes stolen); the new count into
- * *@refcount.  Sequentially consistent, with the re-check that follows
- * it in a lazy clone: see cow_storage_try_share().  Inline: with the
+ * *@refcount.  Acquire: pairs with the release that stored the count of
+ * a recycled context (see cow_storage_try_share()).  Inline: with the
  * object's allocation it is most of a lazy clone's cost. */
 static inline bool
 cow_context_try_ref (CowContext *context, int64_t *refcount)
@@ -94,20 +94,22 @@ cow_context_try_ref (CowContext *context, int64_t *refcount)
         return false;
     }
   while (!atomic_compare_exchange_weak_explicit (&context->refcount, &count, count + 1,
-                                                 memory_order_seq_cst, memory_order_relaxed));
+                                                 memory_order_acquire, memory_order_relaxed));
   *refcount = count + 1;
   return true;
 }
 
 /* Takes the last reference's bytes if @context has no other sharer:
- * its count goes from 1 to 0 (no reference can be taken after that).
- * Sequentially consistent, for the same reason as cow_context_try_ref(). */
+ * its count goes from 1 to 0 in one step, so a lazy clone's reference is
+ * either counted before (and this fails) or cannot be taken after.
+ * Acquire: the other sharers' uses of the bytes (their release
+ * decrements) happen before the caller takes them over. */
 static inline bool
 cow_context_take_unique (CowContext *context)
 {
   int64_t one = 1;
   return atomic_compare_exchange_strong_explicit (&context->refcount, &one, 0,
-                                                  memory_order_seq_cst, memory_order_relaxed);
+                                                  memory_order_acquire, memory_order_relaxed);
 }
 
 /* The last reference is gone: waits for copies in flight (exclusive

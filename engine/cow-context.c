@@ -28,9 +28,11 @@ cow_context_new (void *data, CowDataPtr owner, size_t nbytes,
   context->allocator = allocator;
   context->device_sync = device_sync;
   /* An atomic store, never a plain one: a lazy clone holding a stale
-   * pointer may be reading this word (cow-pool-private.h).  Relaxed: the
-   * context is published by the release that ends its storage's lock. */
-  atomic_store_explicit (&context->refcount, 1, memory_order_relaxed);
+   * pointer may be reading this word (cow-pool-private.h).  Release: such
+   * a clone that takes a reference here then sees that its source let go
+   * of the old context (cow-storage-private.h).  The context itself is
+   * published by the release that ends its storage's lock. */
+  atomic_store_explicit (&context->refcount, 1, memory_order_release);
   return context;
 }
 

@@ -14,20 +14,26 @@
  *
  * A lazy clone of a storage that is already copy-on-write takes no lock
  * (cow_storage_try_share()): it reads the context from the word, takes a
- * reference on it if it is not gone, and reads the word again.  If the
- * word has not changed, the clone happened before any lock of the source
- * could have dropped the source's reference: a lock's owner sets the
- * flag with a sequentially consistent RMW on the word and then reads the
- * context's count (sequentially consistent), while the clone increments
- * the count (sequentially consistent RMW) and then re-reads the word
- * (sequentially consistent), so at least one of them sees the other.  If
- * the word changed, the clone gives its reference back and takes the
- * lock.  A clone that read the word before a send dropped the source's
- * reference may touch a context that is already freed: contexts are
- * type-stable (cow-pool-private.h), so it finds a count of 0 and
- * retries, or, if the memory has become another context meanwhile, takes
- * a reference on that one for a moment, fails the re-check and gives it
- * back (freeing that context if its other sharers left meanwhile).
+ * reference on it unless its count is 0, and reads the word again; if
+ * the word changed (the lock was taken, or the context replaced), it
+ * gives the reference back and goes through the lock.  Why that is safe
+ * against a send (or a write) that materializes the source meanwhile:
+ *   - the lock's owner decides between stealing and copying with a CAS
+ *     of the count from 1 to 0 (cow_context_take_unique()), so a clone's
+ *     reference taken before it is counted (the owner then copies) and
+ *     none can be taken after it;
+ *   - a clone keeps its reference only if the source still named the
+ *     context after the reference was taken: it then shares the bytes
+ *     the source had at that point, as if it ran before the send;
+ *   - a clone that read the word before a send dropped the source's
+ *     reference may touch a context that is already freed: contexts are
+ *     type-stable (cow-pool-private.h), so it finds a count of 0, or, if
+ *     the memory has become another context meanwhile, a reference on
+ *     that one, which it gives back when the re-check fails (freeing that
+ *     context if its other sharers left meanwhile).  A recycled context's
+ *     count is stored with release and the clone's CAS acquires, so the
+ *     re-check sees the source's word as it was when its old context was
+ *     let go, never the stale pointer.
  */
 #pragma once
 
@@ -145,10 +151,9 @@ cow_storage_try_share (CowStorage *result, void *block, CowStorage *source,
   int64_t refcount;
   if (COW_UNLIKELY (!cow_context_try_ref (context, &refcount)))
     return false;
-  /* Sequentially consistent (see the top of this file); its acquire also
-   * pairs with the release that published the context, so its fields
-   * are visible below. */
-  if (COW_UNLIKELY (atomic_load_explicit (&source->cow_state, memory_order_seq_cst) != state))
+  /* Acquire: pairs with the release that published the context, so its
+   * fields are visible below. */
+  if (COW_UNLIKELY (atomic_load_explicit (&source->cow_state, memory_order_acquire) != state))
     {
       cow_context_unref_unused (context, source->stream);
       return false;

@@ -75,12 +75,10 @@ cow_storage_lock (CowStorage *storage)
           state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
           continue;
         }
-      /* Sequentially consistent, against the lock-free lazy clone (see
-       * cow-storage-private.h); its acquire pairs with the release of
-       * the previous unlock. */
+      /* Acquire: pairs with the release of the previous unlock. */
       if (atomic_compare_exchange_weak_explicit (&storage->cow_state, &state,
                                                  state | COW_STATE_LOCKED,
-                                                 memory_order_seq_cst, memory_order_relaxed))
+                                                 memory_order_acquire, memory_order_relaxed))
         return;
     }
 }
@@ -555,9 +553,10 @@ copy_shared_bytes (CowStorage *storage, CowContext *context, void *dst, CowError
 
 /* Under the storage's lock, which keeps a first lazy clone of this
  * storage (or cow_ipc_send() of it) on another thread from reading the
- * owner meanwhile, and makes a lock-free clone of it either count before
- * the decisions below or retry after the lock (cow-storage-private.h);
- * other storages sharing the context are not held up. */
+ * owner meanwhile; a lock-free clone of it is either counted before the
+ * steal-or-copy CAS below or retries behind the lock
+ * (cow-storage-private.h).  Other storages sharing the context are not
+ * held up. */
 CowStatus
 cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_id,
                                 CowError *error)
@@ -574,7 +573,6 @@ cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_i
   COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->device),
              storage->id, context->id, tensor_id, storage->nbytes, 0);
 
-  /* Its acquire pairs with the other storages' release decrements. */
   if (cow_context_take_unique (context))
     {
       steal_unique (storage, context, op, 0);
