@@ -19,8 +19,9 @@
  * objects through their second and third words.  The memory kept is the
  * peak number of live contexts times their size.
  *
- * Under AddressSanitizer the body of a pooled object is poisoned, so a
- * use after free is still reported (except through those first words).
+ * Under AddressSanitizer a pooled object is poisoned but for its list
+ * link (and a context's first word), so a use after free is still
+ * reported, a second unref included.
  */
 #pragma once
 

@@ -45,18 +45,27 @@ static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *spare_batches;
 
 #ifdef COW_POOL_POISON
+/* Everything but the words the lists use: the link, and for contexts
+ * also the reference count and the batch link. */
 void
 cow_pool_poison (CowPoolClass pool_class, void *object)
 {
-  ASAN_POISON_MEMORY_REGION ((char *) object + COW_POOL_HEADER_BYTES,
-                             class_size[pool_class] - COW_POOL_HEADER_BYTES);
+  char *bytes = object;
+  if (pool_class == COW_POOL_CONTEXT)
+    {
+      ASAN_POISON_MEMORY_REGION (bytes + COW_POOL_HEADER_BYTES,
+                                 class_size[pool_class] - COW_POOL_HEADER_BYTES);
+      return;
+    }
+  ASAN_POISON_MEMORY_REGION (bytes, sizeof (void *));
+  ASAN_POISON_MEMORY_REGION (bytes + 2 * sizeof (void *),
+                             class_size[pool_class] - 2 * sizeof (void *));
 }
 
 void
 cow_pool_unpoison (CowPoolClass pool_class, void *object)
 {
-  ASAN_UNPOISON_MEMORY_REGION ((char *) object + COW_POOL_HEADER_BYTES,
-                               class_size[pool_class] - COW_POOL_HEADER_BYTES);
+  ASAN_UNPOISON_MEMORY_REGION (object, class_size[pool_class]);
 }
 #endif
 
