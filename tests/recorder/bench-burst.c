@@ -1,5 +1,5 @@
-/* bench-burst.c — records one burst of the Cowscope burst target with
- * the embedded recorder and measures it (bench-burst.h). */
+/* bench-burst.c — bursts through Cowscope's embedded recorder and
+ * through LTTng-UST, side by side (bench-burst.h). */
 #include "bench-burst.h"
 
 #include <errno.h>
@@ -113,6 +113,95 @@ bench_burst_record (const char *target, guint64 events, const char *session_path
     }
   cowscope_record_result_clear (&result);
   return recorded;
+}
+
+gboolean
+bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, const char *dir,
+                       GError **error)
+{
+  memset (pairs, 0, sizeof *pairs);
+  pairs->events = events;
+  pairs->pairs = n_pairs;
+  pairs->cowscope = g_new0 (BenchBurstRun, n_pairs);
+  pairs->lttng = g_new0 (LttngPeerRun, n_pairs);
+  const char *target = g_getenv ("COWSCOPE_BURST_TARGET");
+  if (target == NULL || *target == '\0')
+    {
+      g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
+                   "COWSCOPE_BURST_TARGET is not set (run the benchmark through meson)");
+      return FALSE;
+    }
+  g_autofree char *session = g_build_filename (dir, "burst.cowscope", NULL);
+
+  LttngPeerOptions options;
+  lttng_peer_options_init (&options);
+  pairs->lttng_channel = lttng_peer_describe (&options);
+  g_autoptr (LttngPeer) peer = lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options,
+                                                 &pairs->lttng_skipped);
+  for (guint i = 0; i < n_pairs; i++)
+    for (int side = 0; side < 2; side++)
+      {
+        gboolean lttng_turn = (side == 0) == (i % 2 == 1);
+        if (lttng_turn && peer)
+          {
+            g_autoptr (GError) lttng_error = NULL;
+            if (!lttng_peer_run (peer, events, &pairs->lttng[i], &lttng_error))
+              {
+                pairs->lttng_skipped = g_strdup_printf ("failed in pair %u: %s", i + 1,
+                                                        lttng_error->message);
+                g_clear_pointer (&peer, lttng_peer_free);
+              }
+          }
+        else if (!lttng_turn)
+          {
+            gboolean ok = bench_burst_record (target, events, session, &pairs->cowscope[i], error);
+            g_unlink (session);
+            if (!ok)
+              return FALSE;
+          }
+      }
+  /* A peer that failed part-way leaves no LTTng column: a median over
+   * fewer pairs would not come from the same rounds. */
+  if (peer == NULL)
+    g_clear_pointer (&pairs->lttng, g_free);
+  return TRUE;
+}
+
+void
+bench_burst_pairs_clear (BenchBurstPairs *pairs)
+{
+  g_clear_pointer (&pairs->cowscope, g_free);
+  g_clear_pointer (&pairs->lttng, g_free);
+  g_clear_pointer (&pairs->lttng_channel, g_free);
+  g_clear_pointer (&pairs->lttng_skipped, g_free);
+}
+
+void
+bench_print_peer_header (void)
+{
+  printf ("   %-44s %12s %12s %10s\n", "", "Cowscope", "LTTng-UST", "ratio");
+}
+
+double
+bench_print_peer_row (const char *label, int decimals, const double *cowscope,
+                      const double *lttng, guint pairs)
+{
+  g_autofree double *c = g_memdup2 (cowscope, pairs * sizeof *c);
+  g_autofree double *l = lttng ? g_memdup2 (lttng, pairs * sizeof *l) : NULL;
+  g_autofree double *ratios = g_new0 (double, pairs);
+  guint n_ratios = 0;
+  for (guint i = 0; l && i < pairs; i++)
+    if (l[i] > 0)
+      ratios[n_ratios++] = c[i] / l[i];
+  char c_text[32], l_text[32] = "-", r_text[32] = "-";
+  double ratio = bench_median (ratios, n_ratios);
+  g_snprintf (c_text, sizeof c_text, "%.*f", decimals, bench_median (c, pairs));
+  if (l)
+    g_snprintf (l_text, sizeof l_text, "%.*f", decimals, bench_median (l, pairs));
+  if (n_ratios > 0)
+    g_snprintf (r_text, sizeof r_text, "%.2f\xc3\x97", ratio);
+  printf ("   %-44s %12s %12s %10s\n", label, c_text, l_text, r_text);
+  return ratio;
 }
 
 static int

@@ -1,14 +1,16 @@
-/* bench-burst.h — Cowscope's side of the benchmarks against LTTng-UST:
- * one burst of the Cowscope burst target recorded by the recorder
- * embedded in the benchmark's process (as the app embeds it), with
- * default settings, and what it cost; plus the statistics both sides'
- * tables use. */
+/* bench-burst.h — bursts recorded by Cowscope and by LTTng-UST side by
+ * side, for the overhead and recorder benchmarks: Cowscope's burst
+ * target recorded by the recorder embedded in the benchmark's process
+ * (as the app embeds it) with default settings, LTTng's through
+ * lttng-peer.h, in interleaved pairs; and the table rows and statistics
+ * both benchmarks print them with. */
 #pragma once
 
 #include <glib.h>
 
 #include "burst-report.h"
 #include "cowscope-collector.h"
+#include "lttng-peer.h"
 
 G_BEGIN_DECLS
 
@@ -28,6 +30,33 @@ typedef struct {
  * target failed, or the target saw no sink. */
 gboolean bench_burst_record (const char *target, guint64 events, const char *session_path,
                              BenchBurstRun *run, GError **error);
+
+/* @pairs bursts of @events through each tracer, interleaved with the
+ * order alternating, so that a drift in the machine's load does not
+ * favour one side. */
+typedef struct {
+  guint64 events;
+  guint pairs;
+  BenchBurstRun *cowscope;    /* @pairs runs */
+  LttngPeerRun *lttng;        /* @pairs runs; NULL when LTTng did not run in every pair */
+  char *lttng_channel;        /* its channel, described */
+  char *lttng_skipped;        /* why LTTng did not run (in every pair), or NULL */
+} BenchBurstPairs;
+
+/* Runs the pairs, Cowscope's sessions in @dir (removed after each).
+ * FALSE with a message when a Cowscope burst failed; LTTng's failure
+ * only sets lttng_skipped. */
+gboolean bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs,
+                                const char *dir, GError **error);
+void bench_burst_pairs_clear (BenchBurstPairs *pairs);
+
+/* One table row: the medians of @cowscope and @lttng (NULL: "-") and
+ * the median of the per-pair ratios cowscope/lttng, which it returns
+ * (0 when there is none). */
+double bench_print_peer_row (const char *label, int decimals, const double *cowscope,
+                           const double *lttng, guint pairs);
+/* The header above those rows. */
+void bench_print_peer_header (void);
 
 /* The median of @n values (sorted in place); 0 for none. */
 double bench_median (double *values, guint n);

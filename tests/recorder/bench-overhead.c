@@ -31,7 +31,6 @@
 #include <string.h>
 
 #include "bench-burst.h"
-#include "lttng-peer.h"
 
 #define DEMO_STEPS "1500"
 #define MAX_PAIRS 1000
@@ -145,115 +144,64 @@ bench_trace_points (const char *session)
   return TRUE;
 }
 
-/* One row of the side-by-side table: Cowscope's and LTTng's medians and
- * the median of the per-pair ratios (NAN values: not measured). */
-static void
-print_peer_row (const char *label, int decimals, double *cowscope, double *lttng,
-                guint pairs)
-{
-  double ratios[MAX_PAIRS];
-  guint n_ratios = 0;
-  for (guint i = 0; lttng && i < pairs; i++)
-    if (lttng[i] > 0)
-      ratios[n_ratios++] = cowscope[i] / lttng[i];
-  double ratio = bench_median (ratios, n_ratios);
-  double c = bench_median (cowscope, pairs);
-  char c_text[32], l_text[32] = "-", r_text[32] = "-";
-  g_snprintf (c_text, sizeof c_text, "%.*f", decimals, c);
-  if (lttng)
-    {
-      g_snprintf (l_text, sizeof l_text, "%.*f", decimals, bench_median (lttng, pairs));
-      if (n_ratios > 0)
-        g_snprintf (r_text, sizeof r_text, "%.2f\xc3\x97", ratio);
-    }
-  printf ("   %-40s %14s %14s %12s\n", label, c_text, l_text, r_text);
-}
-
 /* 2. The same burst through both tracers, interleaved. */
 static void
 bench_burst_peer (const char *dir)
 {
   guint64 events = bench_env_count ("COWSCOPE_BENCH_BURST_EVENTS", 2000000, 1000, 100000000);
-  guint pairs = (guint) bench_env_count ("COWSCOPE_BENCH_PAIRS", 5, 1, MAX_PAIRS);
-  const char *target = require_env ("COWSCOPE_BURST_TARGET");
-  g_autofree char *session = g_build_filename (dir, "burst.cowscope", NULL);
-
-  LttngPeerOptions options;
-  lttng_peer_options_init (&options);
-  g_autofree char *skip = NULL;
-  g_autoptr (LttngPeer) peer = lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options,
-                                                 &skip);
-  g_autofree char *channel = lttng_peer_describe (&options);
+  guint n = (guint) bench_env_count ("COWSCOPE_BENCH_PAIRS", 5, 1, MAX_PAIRS);
+  BenchBurstPairs pairs;
+  g_autoptr (GError) error = NULL;
+  if (!bench_burst_pairs_run (&pairs, events, n, dir, &error))
+    {
+      g_printerr ("bench-overhead: the Cowscope burst failed: %s\n", error->message);
+      exit (1);
+    }
 
   printf ("\n2. A burst of %" G_GUINT64_FORMAT " events at full speed, one thread: a recorded "
           "cow_mark() beside an LTTng-UST tracepoint with the same payload\n"
           "   (medians of %u interleaved pairs; ratio: median of the per-pair Cowscope/LTTng)\n",
-          events, pairs);
-  printf ("   Cowscope: cowscope-cli record defaults (drop mode, default ring, stacks on)\n");
-  if (peer)
-    printf ("   LTTng-UST: %s, private session daemon\n", channel);
+          events, n);
+  printf ("   Cowscope: the recorder's defaults (drop mode, default ring, stacks on)\n");
+  if (pairs.lttng)
+    printf ("   LTTng-UST: %s, private session daemon\n", pairs.lttng_channel);
   else
-    printf ("   LTTng-UST: skipped: %s\n", skip);
+    printf ("   LTTng-UST: skipped: %s\n", pairs.lttng_skipped);
 
   static double c_first[MAX_PAIRS], c_warm[MAX_PAIRS], c_mean[MAX_PAIRS], c_kept[MAX_PAIRS],
       c_bytes[MAX_PAIRS];
   static double l_first[MAX_PAIRS], l_warm[MAX_PAIRS], l_mean[MAX_PAIRS], l_kept[MAX_PAIRS],
       l_bytes[MAX_PAIRS];
-  for (guint i = 0; i < pairs; i++)
+  for (guint i = 0; i < n; i++)
     {
-      /* Alternate who goes first, so that drift in the machine's load
-       * does not always favour the same side. */
-      for (int side = 0; side < 2; side++)
-        {
-          gboolean lttng_turn = (side == 0) == (i % 2 == 1);
-          g_autoptr (GError) error = NULL;
-          if (lttng_turn && peer)
-            {
-              LttngPeerRun r;
-              if (!lttng_peer_run (peer, events, &r, &error))
-                {
-                  printf ("   LTTng-UST: skipped from pair %u on: %s\n", i + 1, error->message);
-                  g_clear_pointer (&peer, lttng_peer_free);
-                  continue;
-                }
-              l_first[i] = r.target.first_ns / 1e3;
-              l_warm[i] = r.target.warm_ns;
-              l_mean[i] = r.target.mean_ns;
-              l_kept[i] = 100.0 * (double) r.kept / (double) r.target.events;
-              l_bytes[i] = (double) r.bytes_on_disk / (double) MAX (r.kept, 1);
-            }
-          else if (!lttng_turn)
-            {
-              BenchBurstRun r;
-              if (!bench_burst_record (target, events, session, &r, &error))
-                {
-                  g_printerr ("bench-overhead: the Cowscope burst failed: %s\n", error->message);
-                  exit (1);
-                }
-              c_first[i] = r.target.first_ns / 1e3;
-              c_warm[i] = r.target.warm_ns;
-              c_mean[i] = r.target.mean_ns;
-              c_kept[i] = 100.0 * (double) r.totals.stored / (double) MAX (r.totals.produced, 1);
-              c_bytes[i] = (double) r.bytes_on_disk / (double) MAX (r.totals.stored, 1);
-              g_unlink (session);
-            }
-        }
+      const BenchBurstRun *c = &pairs.cowscope[i];
+      c_first[i] = c->target.first_ns / 1e3;
+      c_warm[i] = c->target.warm_ns;
+      c_mean[i] = c->target.mean_ns;
+      c_kept[i] = 100.0 * (double) c->totals.stored / (double) MAX (c->totals.produced, 1);
+      c_bytes[i] = (double) c->bytes_on_disk / (double) MAX (c->totals.stored, 1);
+      if (pairs.lttng == NULL)
+        continue;
+      const LttngPeerRun *l = &pairs.lttng[i];
+      l_first[i] = l->target.first_ns / 1e3;
+      l_warm[i] = l->target.warm_ns;
+      l_mean[i] = l->target.mean_ns;
+      l_kept[i] = 100.0 * (double) l->kept / (double) MAX (l->target.events, 1);
+      l_bytes[i] = (double) l->bytes_on_disk / (double) MAX (l->kept, 1);
     }
-  /* A peer that failed part-way leaves no LTTng column at all: a median
-   * over fewer pairs would not be the same rounds. */
-  gboolean with_lttng = peer != NULL;
-  printf ("   %-40s %14s %14s %12s\n", "", "Cowscope", "LTTng-UST", "ratio");
-  print_peer_row ("first event, \xc2\xb5s", 1, c_first, with_lttng ? l_first : NULL, pairs);
-  print_peer_row ("per event, warm (median 16 K chunk), ns", 1, c_warm,
-                  with_lttng ? l_warm : NULL, pairs);
-  print_peer_row ("per event, loop mean, ns", 1, c_mean, with_lttng ? l_mean : NULL, pairs);
-  print_peer_row ("events kept, %", 1, c_kept, with_lttng ? l_kept : NULL, pairs);
-  print_peer_row ("bytes on disk per kept event", 1, c_bytes, with_lttng ? l_bytes : NULL,
-                  pairs);
-  printf ("   (Cowscope's dropped events cost less than stored ones: compare ns/event with the"
-          " kept share beside it.\n"
-          "    Cowscope's bytes: the finished session, derived tables and indexes included;"
-          " LTTng's: its CTF files, index and metadata.)\n");
+  gboolean with = pairs.lttng != NULL;
+  bench_print_peer_header ();
+  bench_print_peer_row ("first event, \xc2\xb5s", 1, c_first, with ? l_first : NULL, n);
+  bench_print_peer_row ("per event, warm (median 16 K chunk), ns", 1, c_warm,
+                        with ? l_warm : NULL, n);
+  bench_print_peer_row ("per event, loop mean, ns", 1, c_mean, with ? l_mean : NULL, n);
+  bench_print_peer_row ("events kept, %", 1, c_kept, with ? l_kept : NULL, n);
+  bench_print_peer_row ("bytes on disk per kept event", 1, c_bytes, with ? l_bytes : NULL, n);
+  printf ("   (A dropped event costs Cowscope less than a stored one: read ns/event with the\n"
+          "    kept share.  Cowscope's bytes: the finished session, derived tables and indexes\n"
+          "    included; LTTng's: its CTF streams, index and metadata.  LTTng's first event is\n"
+          "    cheap because LTTNG_UST_REGISTER_TIMEOUT=-1 sets it up before main.)\n");
+  bench_burst_pairs_clear (&pairs);
 }
 
 /* 3. The demo's training loop, plain and recorded. */
