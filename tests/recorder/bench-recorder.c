@@ -248,7 +248,7 @@ bench_burst_peer (void)
   bench_print_peer_row ("loop end to a session ready, s", 3, c_ready, with ? l_ready : NULL, n);
   printf ("   (Cowscope's CPU: every thread of the recorder embedded in this process, finalize\n"
           "    included in \"until ready\"; LTTng's: lttng-consumerd and its helper, from start\n"
-          "    to destroy, 10 ms ticks.  LTTng's data is ready when `lttng stop` returns.)\n");
+          "    to destroy.  LTTng's data is ready when `lttng stop` returns.)\n");
   guint lossless = 0;
   for (guint i = 0; i < n; i++)
     lossless += pairs.cowscope[i].totals.dropped == 0;

@@ -227,41 +227,96 @@ children_of (GPid parent)
   return found;
 }
 
-static gint64
-ticks_to_ns (gint64 ticks)
+/* The daemons' CPU time at one instant, per group (the session daemon
+ * with its run-as helper; the consumer daemons with theirs): in clock
+ * ticks from /proc/PID/stat, which count exited threads too, and per
+ * live thread in ns from /proc/PID/task/TID/schedstat, which is exact. */
+enum { SESSIOND_GROUP, CONSUMER_GROUP, N_GROUPS };
+
+typedef struct {
+  gint64 ticks[N_GROUPS];
+  GHashTable *thread_ns[N_GROUPS]; /* tid -> ns on a CPU */
+} CpuSnapshot;
+
+static void
+snapshot_process (CpuSnapshot *snap, int group, const ProcStat *ps)
 {
-  static long hz;
-  if (hz <= 0)
-    hz = sysconf (_SC_CLK_TCK);
-  return ticks * (G_GINT64_CONSTANT (1000000000) / (hz > 0 ? hz : 100));
+  snap->ticks[group] += ps->ticks;
+  g_autofree char *task_dir = g_strdup_printf ("/proc/%d/task", (int) ps->pid);
+  g_autoptr (GDir) dir = g_dir_open (task_dir, 0, NULL);
+  const char *tid;
+  while (dir && (tid = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (task_dir, tid, "schedstat", NULL);
+      g_autofree char *text = NULL;
+      if (g_file_get_contents (path, &text, NULL, NULL))
+        g_hash_table_insert (snap->thread_ns[group],
+                             GINT_TO_POINTER ((int) g_ascii_strtoll (tid, NULL, 10)),
+                             g_memdup2 (&(gint64) { g_ascii_strtoll (text, NULL, 10) },
+                                        sizeof (gint64)));
+    }
 }
 
-/* CPU time so far of the session daemon (with its run-as helper) and of
- * its consumer daemons (with theirs).  A consumer not yet spawned counts
- * zero; the daemons outlive sessions, so a difference is one session's. */
 static void
-daemon_cpu_ns (LttngPeer *peer, gint64 *sessiond_ns, gint64 *consumer_ns)
+cpu_snapshot (LttngPeer *peer, CpuSnapshot *snap)
 {
-  gint64 sessiond = 0, consumer = 0;
+  memset (snap, 0, sizeof *snap);
+  for (int g = 0; g < N_GROUPS; g++)
+    snap->thread_ns[g] = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   ProcStat self;
   if (read_proc_stat (peer->sessiond, &self))
-    sessiond += self.ticks;
+    snapshot_process (snap, SESSIOND_GROUP, &self);
   g_autoptr (GArray) children = children_of (peer->sessiond);
   for (guint i = 0; i < children->len; i++)
     {
       ProcStat *child = &g_array_index (children, ProcStat, i);
       if (strcmp (child->comm, "lttng-consumerd") != 0)
         {
-          sessiond += child->ticks;
+          snapshot_process (snap, SESSIOND_GROUP, child);
           continue;
         }
-      consumer += child->ticks;
+      snapshot_process (snap, CONSUMER_GROUP, child);
       g_autoptr (GArray) helpers = children_of (child->pid);
       for (guint k = 0; k < helpers->len; k++)
-        consumer += g_array_index (helpers, ProcStat, k).ticks;
+        snapshot_process (snap, CONSUMER_GROUP, &g_array_index (helpers, ProcStat, k));
     }
-  *sessiond_ns = ticks_to_ns (sessiond);
-  *consumer_ns = ticks_to_ns (consumer);
+}
+
+static void
+cpu_snapshot_clear (CpuSnapshot *snap)
+{
+  for (int g = 0; g < N_GROUPS; g++)
+    g_clear_pointer (&snap->thread_ns[g], g_hash_table_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (CpuSnapshot, cpu_snapshot_clear)
+
+static gint64
+ticks_to_ns (gint64 ticks)
+{
+  long hz = sysconf (_SC_CLK_TCK);
+  return ticks * (G_GINT64_CONSTANT (1000000000) / (hz > 0 ? hz : 100));
+}
+
+/* @group's CPU time from @before to @after: the threads' exact times
+ * when they account for it all (to within two ticks), else the ticks
+ * (a thread that ended in between took its exact time with it). */
+static gint64
+cpu_between (const CpuSnapshot *before, const CpuSnapshot *after, int group)
+{
+  gint64 by_ticks = ticks_to_ns (after->ticks[group] - before->ticks[group]);
+  gint64 by_threads = 0;
+  GHashTableIter iter;
+  gpointer tid, ns;
+  g_hash_table_iter_init (&iter, after->thread_ns[group]);
+  while (g_hash_table_iter_next (&iter, &tid, &ns))
+    {
+      const gint64 *was = g_hash_table_lookup (before->thread_ns[group], tid);
+      by_threads += *(const gint64 *) ns - (was ? *was : 0);
+    }
+  gboolean threads_agree = g_hash_table_size (after->thread_ns[group]) > 0
+                           && ABS (by_threads - by_ticks) <= ticks_to_ns (2);
+  return threads_agree ? by_threads : by_ticks;
 }
 
 /* ---- Files ---------------------------------------------------------- */
@@ -566,8 +621,9 @@ record_burst (LttngPeer *peer, const char *name, guint64 events, LttngPeerRun *r
                     "peer", "cowscope_peer:*", NULL))
     return FALSE;
 
-  gint64 sessiond0, consumer0, sessiond1, consumer1;
-  daemon_cpu_ns (peer, &sessiond0, &consumer0);
+  g_auto (CpuSnapshot) before = { 0 };
+  g_auto (CpuSnapshot) after = { 0 };
+  cpu_snapshot (peer, &before);
   if (!lttng_do (peer, error, "start", name, NULL))
     return FALSE;
   g_autofree char *count = g_strdup_printf ("%" G_GUINT64_FORMAT, events);
@@ -598,9 +654,9 @@ record_burst (LttngPeer *peer, const char *name, guint64 events, LttngPeerRun *r
   run->kept = run->discarded < run->target.events ? run->target.events - run->discarded : 0;
   if (!lttng_do (peer, error, "destroy", name, NULL))
     return FALSE;
-  daemon_cpu_ns (peer, &sessiond1, &consumer1);
-  run->sessiond_cpu_ns = sessiond1 - sessiond0;
-  run->consumer_cpu_ns = consumer1 - consumer0;
+  cpu_snapshot (peer, &after);
+  run->sessiond_cpu_ns = cpu_between (&before, &after, SESSIOND_GROUP);
+  run->consumer_cpu_ns = cpu_between (&before, &after, CONSUMER_GROUP);
   return TRUE;
 }
 
