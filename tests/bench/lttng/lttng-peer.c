@@ -432,14 +432,16 @@ lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char
   if (target_path == NULL || *target_path == '\0')
     {
       *skip_reason = g_strdup ("the LTTng burst target was not built (liblttng-ust-dev was "
-                               "not found when the build was set up)");
+                               "not found when the build was set up; "
+                               "build-aux/install-deps.sh --bench installs it)");
       return NULL;
     }
   g_autofree char *sessiond = g_find_program_in_path ("lttng-sessiond");
   g_autofree char *client = g_find_program_in_path ("lttng");
   if (sessiond == NULL || client == NULL)
     {
-      *skip_reason = g_strdup ("lttng-tools is not installed (no lttng-sessiond or lttng in PATH)");
+      *skip_reason = g_strdup ("lttng-tools is not installed (no lttng-sessiond or lttng in "
+                               "PATH; build-aux/install-deps.sh --bench installs it)");
       return NULL;
     }
 
