@@ -12,7 +12,11 @@
  *      cannot run it prints "skipped: <reason>" and shows Cowscope alone;
  *   3. the demo's training loop plain and under `cowscope-cli record`, in
  *      interleaved pairs (order alternating): the median of the per-pair
- *      slowdowns, with their quartiles to show the noise;
+ *      slowdowns, with their quartiles to show the noise; and, where
+ *      valgrind is installed, the target's instructions counted by
+ *      callgrind, plain, recorded and recorded without call stacks,
+ *      which do not depend on the machine's load (one run each: they
+ *      repeat to within a few hundred instructions);
  *   4. bytes per stored event of the last demo session.
  * Wall times on a busy machine move by tens of percent from run to run:
  * read the medians and ratios, which each come from the same run.
@@ -21,7 +25,7 @@
  * COWSCOPE_DEMO, COWSCOPE_TRACEPOINT_TARGET, COWSCOPE_PROBE_PATH,
  * COWSCOPE_BURST_TARGET, COWSCOPE_LTTNG_TARGET (empty: not built).
  * Sizes: COWSCOPE_BENCH_BURST_EVENTS (2000000), COWSCOPE_BENCH_PAIRS (5),
- * COWSCOPE_BENCH_DEMO_PAIRS (21).
+ * COWSCOPE_BENCH_DEMO_PAIRS (21), COWSCOPE_BENCH_CALLGRIND (1; 0 skips it).
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -33,6 +37,9 @@
 #include "bench-burst.h"
 
 #define DEMO_STEPS "1500"
+/* Fewer steps under callgrind (about 50 times slower): every step does
+ * the same work, so the ratio does not depend on the count. */
+#define CALLGRIND_STEPS "200"
 #define MAX_PAIRS 1000
 
 static const char *
@@ -65,13 +72,33 @@ run (const char *const *argv)
   return out;
 }
 
-/* Runs @program (with @args) under the recorder into @session. */
+/* Runs @argv, returns its stderr (NULL and a message on failure). */
 static char *
-run_recorded (const char *session, const char *const *program)
+run_stderr (const char *const *argv)
+{
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+  int status;
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                     &err, &status, &error)
+      || !g_spawn_check_wait_status (status, &error))
+    {
+      g_printerr ("bench-overhead: %s: %s\n", argv[0], error->message);
+      g_free (err);
+      return NULL;
+    }
+  return err;
+}
+
+/* The argv of `cowscope-cli record [--no-stacks] -o @session -- @program`. */
+static GPtrArray *
+recorded_argv (const char *session, gboolean stacks, const char *const *program)
 {
   GPtrArray *argv = g_ptr_array_new ();
   g_ptr_array_add (argv, (char *) require_env ("COWSCOPE_CLI"));
   g_ptr_array_add (argv, "record");
+  if (!stacks)
+    g_ptr_array_add (argv, "--no-stacks");
   g_ptr_array_add (argv, "--force");
   g_ptr_array_add (argv, "-o");
   g_ptr_array_add (argv, (char *) session);
@@ -79,9 +106,36 @@ run_recorded (const char *session, const char *const *program)
   for (int i = 0; program[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) program[i]);
   g_ptr_array_add (argv, NULL);
-  char *out = run ((const char *const *) argv->pdata);
-  g_ptr_array_unref (argv);
-  return out;
+  return argv;
+}
+
+/* Runs @program (with @args) under the recorder into @session. */
+static char *
+run_recorded (const char *session, const char *const *program)
+{
+  g_autoptr (GPtrArray) argv = recorded_argv (session, TRUE, program);
+  return run ((const char *const *) argv->pdata);
+}
+
+/* The target's instructions as callgrind counts them: the demo's
+ * training scenario run plainly, or under the recorder (with or without
+ * call stacks); -1 with a message when it could not be read. */
+static double
+callgrind_instructions (const char *valgrind, const char *session, gboolean recorded,
+                        gboolean stacks)
+{
+  const char *const program[] = { valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                  require_env ("COWSCOPE_DEMO"), "--quiet", "--steps",
+                                  CALLGRIND_STEPS, "training", NULL };
+  g_autoptr (GPtrArray) argv = recorded ? recorded_argv (session, stacks, program) : NULL;
+  g_autofree char *err = run_stderr (argv ? (const char *const *) argv->pdata : program);
+  const char *collected = err ? strstr (err, "Collected : ") : NULL;
+  if (collected == NULL)
+    {
+      g_printerr ("bench-overhead: callgrind reported no instruction count\n");
+      return -1;
+    }
+  return g_ascii_strtod (collected + strlen ("Collected : "), NULL);
 }
 
 static double
@@ -206,7 +260,7 @@ bench_burst_peer (const char *dir)
 
 /* 3. The demo's training loop, plain and recorded. */
 static void
-bench_demo (const char *session)
+bench_demo (const char *session, const char *dir)
 {
   guint pairs = (guint) bench_env_count ("COWSCOPE_BENCH_DEMO_PAIRS", 21, 1, MAX_PAIRS);
   static double plain[MAX_PAIRS], recorded[MAX_PAIRS], slowdown[MAX_PAIRS];
@@ -244,6 +298,32 @@ bench_demo (const char *session)
   printf ("   %-52s %+8.1f%%  (quartiles %+.1f%% .. %+.1f%%)  <= 3%%: %s\n",
           "slowdown, median of the per-pair slowdowns", median_slowdown * 100, q1 * 100,
           q3 * 100, median_slowdown <= 0.03 ? "PASS" : "MISS");
+
+  g_autofree char *valgrind = g_find_program_in_path ("valgrind");
+  if (bench_env_count ("COWSCOPE_BENCH_CALLGRIND", 1, 0, 1) == 0)
+    g_clear_pointer (&valgrind, g_free);
+  if (valgrind == NULL)
+    {
+      printf ("   instructions: skipped: %s\n", g_getenv ("COWSCOPE_BENCH_CALLGRIND")
+                                                   ? "COWSCOPE_BENCH_CALLGRIND=0"
+                                                   : "valgrind is not installed");
+      return;
+    }
+  /* Its own session: @session stays the full demo's, for section 4. */
+  g_autofree char *small = g_build_filename (dir, "callgrind.cowscope", NULL);
+  double plain_i = callgrind_instructions (valgrind, small, FALSE, TRUE);
+  double stacks_i = callgrind_instructions (valgrind, small, TRUE, TRUE);
+  double bare_i = callgrind_instructions (valgrind, small, TRUE, FALSE);
+  g_unlink (small);
+  if (plain_i <= 0 || stacks_i <= 0 || bare_i <= 0)
+    return;
+  printf ("   The target's instructions (callgrind, %s steps, independent of load):\n",
+          CALLGRIND_STEPS);
+  printf ("   %-52s %9.1f M\n", "without the recorder (baseline)", plain_i / 1e6);
+  printf ("   %-52s %9.1f M  %+.2f%%  <= 3%%: %s\n", "under cowscope-cli record", stacks_i / 1e6,
+          (stacks_i / plain_i - 1) * 100, stacks_i / plain_i - 1 <= 0.03 ? "PASS" : "MISS");
+  printf ("   %-52s %9.1f M  %+.2f%%  (info)\n", "under cowscope-cli record --no-stacks",
+          bare_i / 1e6, (bare_i / plain_i - 1) * 100);
 }
 
 int
@@ -259,7 +339,7 @@ main (void)
   if (!bench_trace_points (session))
     return 1;
   bench_burst_peer (dir);
-  bench_demo (session);
+  bench_demo (session, dir);
 
   /* 4. Bytes per event of the last (finalized) demo session. */
   GStatBuf st;

@@ -9,7 +9,10 @@
  * LTTNG_HOME says, so as root the daemon, the `lttng` client and the
  * target run as the unprivileged uid LTTNG_PEER_UID, whose per-user
  * daemon LTTNG_HOME does move.  lttng_peer_free() stops the daemon (and
- * its consumer) by pid and removes the directory.
+ * its consumer) by pid and removes the directory.  (Like every LTTng-UST
+ * application, the target also registers with a system-wide daemon if
+ * one runs; nothing is recorded there unless a session of that daemon
+ * enables cowscope_peer events.)
  *
  * Nothing here needs LTTng to run a test: where it cannot start (not
  * installed, target not built, daemon fails), lttng_peer_start() says
