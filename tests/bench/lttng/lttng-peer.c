@@ -28,6 +28,7 @@ struct _LttngPeer {
   char *dir;           /* everything of this daemon's: home, traces, target */
   char *home;          /* HOME and LTTNG_HOME of every LTTng process */
   char *target;        /* the burst target, where the LTTng uid can run it */
+  char *client;        /* the lttng command */
   gboolean drop_uid;   /* running as root: LTTng processes run as LTTNG_PEER_UID */
   char **env;          /* the environment of every LTTng process */
   GPid sessiond;       /* the daemon's pid; 0 before it started */
@@ -42,6 +43,7 @@ lttng_peer_options_init (LttngPeerOptions *options)
   options->subbuf_size = 8 * 1024 * 1024;
   options->n_subbufs = 4;
   options->timeout_s = 120;
+  options->tools_dir = NULL;
 }
 
 char *
@@ -425,6 +427,18 @@ note_shm (LttngPeer *peer, const char *path)
     g_ptr_array_add (peer->shm_to_remove, g_strdup (path));
 }
 
+/* @name's path in the options' tools_dir or in PATH, or NULL. */
+static char *
+find_tool (const LttngPeerOptions *options, const char *name)
+{
+  if (options->tools_dir == NULL)
+    return g_find_program_in_path (name);
+  char *path = g_build_filename (options->tools_dir, name, NULL);
+  if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
+    g_clear_pointer (&path, g_free);
+  return path;
+}
+
 LttngPeer *
 lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char **skip_reason)
 {
@@ -436,17 +450,20 @@ lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char
                                "build-aux/install-deps.sh --bench installs it)");
       return NULL;
     }
-  g_autofree char *sessiond = g_find_program_in_path ("lttng-sessiond");
-  g_autofree char *client = g_find_program_in_path ("lttng");
+  g_autofree char *sessiond = find_tool (options, "lttng-sessiond");
+  g_autofree char *client = find_tool (options, "lttng");
   if (sessiond == NULL || client == NULL)
     {
-      *skip_reason = g_strdup ("lttng-tools is not installed (no lttng-sessiond or lttng in "
-                               "PATH; build-aux/install-deps.sh --bench installs it)");
+      *skip_reason = g_strdup_printf ("lttng-tools is not installed (no lttng-sessiond or lttng"
+                                      " in %s; build-aux/install-deps.sh --bench installs it)",
+                                      options->tools_dir ? options->tools_dir : "PATH");
       return NULL;
     }
 
   g_autoptr (LttngPeer) peer = g_new0 (LttngPeer, 1);
   peer->options = *options;
+  peer->options.tools_dir = NULL; /* the caller's string; the paths below are ours */
+  peer->client = g_steal_pointer (&client);
   peer->drop_uid = geteuid () == 0;
   peer->shm_to_remove = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GError) error = NULL;
@@ -542,6 +559,7 @@ lttng_peer_free (LttngPeer *peer)
   g_clear_pointer (&peer->shm_to_remove, g_ptr_array_unref);
   g_strfreev (peer->env);
   g_free (peer->target);
+  g_free (peer->client);
   g_free (peer->home);
   g_free (peer->dir);
   g_free (peer);
@@ -579,7 +597,7 @@ static char *
 lttng_valist (LttngPeer *peer, GError **error, va_list ap)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
-  g_ptr_array_add (argv, "lttng");
+  g_ptr_array_add (argv, peer->client);
   for (const char *arg; (arg = va_arg (ap, const char *)) != NULL;)
     g_ptr_array_add (argv, (char *) arg);
   g_ptr_array_add (argv, NULL);

@@ -39,9 +39,11 @@ typedef struct {
   guint64 subbuf_size; /* bytes per sub-buffer */
   guint n_subbufs;     /* sub-buffers per CPU */
   guint timeout_s;     /* for any one command or target run */
+  const char *tools_dir; /* where lttng and lttng-sessiond are; NULL: found in PATH */
 } LttngPeerOptions;
 
-/* 4 × 8 MiB sub-buffers per CPU, discard mode, 120 s per command. */
+/* 4 × 8 MiB sub-buffers per CPU, discard mode, 120 s per command, the
+ * tools in PATH. */
 void lttng_peer_options_init (LttngPeerOptions *options);
 
 typedef struct {

@@ -123,18 +123,55 @@ test_skips_without_lttng_tools (void)
 {
   g_autofree char *empty = g_dir_make_tmp ("test-lttng-peer-XXXXXX", NULL);
   g_assert_nonnull (empty);
-  g_autofree char *saved = g_strdup (g_getenv ("PATH"));
-  g_setenv ("PATH", empty, TRUE);
   LttngPeerOptions options;
   lttng_peer_options_init (&options);
+  options.tools_dir = empty;
   g_autofree char *reason = NULL;
   /* Any existing file will do as the target: the tools are looked for first. */
   LttngPeer *peer = lttng_peer_start ("/bin/true", &options, &reason);
-  g_setenv ("PATH", saved ? saved : "/usr/bin:/bin", TRUE);
   g_rmdir (empty);
   g_assert_null (peer);
   g_assert_nonnull (reason);
   g_assert_nonnull (strstr (reason, "lttng-tools is not installed"));
+}
+
+/* Writes an executable shell script @name into @dir. */
+static void
+write_script (const char *dir, const char *name, const char *body)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autofree char *text = g_strconcat ("#!/bin/sh\n", body, NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_NONE, 0755,
+                                           &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_skips_when_the_daemon_fails (void)
+{
+  /* A session daemon that refuses to start, as a broken install would;
+   * as root it runs as the unprivileged uid, so its directory is open. */
+  g_autofree char *bin = g_dir_make_tmp ("test-lttng-peer-XXXXXX", NULL);
+  g_assert_nonnull (bin);
+  g_assert_cmpint (g_chmod (bin, 0755), ==, 0);
+  write_script (bin, "lttng-sessiond", "echo 'Error: fake daemon refuses' >&2\nexit 1\n");
+  write_script (bin, "lttng", "exit 1\n");
+  LttngPeerOptions options;
+  lttng_peer_options_init (&options);
+  options.tools_dir = bin;
+  options.timeout_s = 20;
+  g_autofree char *reason = NULL;
+  LttngPeer *peer = lttng_peer_start ("/bin/true", &options, &reason);
+  g_autofree char *script1 = g_build_filename (bin, "lttng-sessiond", NULL);
+  g_autofree char *script2 = g_build_filename (bin, "lttng", NULL);
+  g_unlink (script1);
+  g_unlink (script2);
+  g_rmdir (bin);
+  g_assert_null (peer);
+  g_assert_nonnull (reason);
+  g_assert_nonnull (strstr (reason, "the session daemon did not start"));
+  g_assert_nonnull (strstr (reason, "fake daemon refuses"));
 }
 
 static void
@@ -168,6 +205,7 @@ main (int argc, char **argv)
                    test_discarded_absent_or_malformed_is_refused);
   g_test_add_func ("/lttng-peer/skips-without-the-target", test_skips_without_the_target);
   g_test_add_func ("/lttng-peer/skips-without-lttng-tools", test_skips_without_lttng_tools);
+  g_test_add_func ("/lttng-peer/skips-when-the-daemon-fails", test_skips_when_the_daemon_fails);
   g_test_add_func ("/lttng-peer/describes-the-channel", test_describes_the_channel);
   return g_test_run ();
 }
