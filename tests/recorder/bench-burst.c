@@ -136,6 +136,10 @@ bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, co
   LttngPeerOptions options;
   lttng_peer_options_init (&options);
   pairs->lttng_channel = lttng_peer_describe (&options);
+  /* LTTng allocates per-user buffers for every possible CPU. */
+  pairs->lttng_cpus = sysconf (_SC_NPROCESSORS_CONF);
+  pairs->lttng_buffer_bytes = options.subbuf_size * options.n_subbufs
+                              * (guint64) MAX (pairs->lttng_cpus, 1);
   g_autoptr (LttngPeer) peer = lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options,
                                                  &pairs->lttng_skipped);
   for (guint i = 0; i < n_pairs; i++)
@@ -174,6 +178,19 @@ bench_burst_pairs_clear (BenchBurstPairs *pairs)
   g_clear_pointer (&pairs->lttng, g_free);
   g_clear_pointer (&pairs->lttng_channel, g_free);
   g_clear_pointer (&pairs->lttng_skipped, g_free);
+}
+
+void
+bench_print_burst_setup (const BenchBurstPairs *pairs)
+{
+  printf ("   Cowscope: the recorder embedded, its defaults: drop mode, a %" G_GUINT64_FORMAT
+          " KiB ring per thread, stacks on\n",
+          (guint64) COWSCOPE_RING_DEFAULT_CAPACITY / 1024);
+  if (pairs->lttng)
+    printf ("   LTTng-UST: %s (%" G_GUINT64_FORMAT " MiB for %ld CPUs), a private session daemon\n",
+            pairs->lttng_channel, pairs->lttng_buffer_bytes >> 20, pairs->lttng_cpus);
+  else
+    printf ("   LTTng-UST: skipped: %s\n", pairs->lttng_skipped);
 }
 
 void

@@ -40,6 +40,8 @@ typedef struct {
   BenchBurstRun *cowscope;    /* @pairs runs */
   LttngPeerRun *lttng;        /* @pairs runs; NULL when LTTng did not run in every pair */
   char *lttng_channel;        /* its channel, described */
+  long lttng_cpus;            /* CPUs it has buffers for */
+  guint64 lttng_buffer_bytes; /* its buffer memory on them */
   char *lttng_skipped;        /* why LTTng did not run (in every pair), or NULL */
 } BenchBurstPairs;
 
@@ -49,6 +51,10 @@ typedef struct {
 gboolean bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs,
                                 const char *dir, GError **error);
 void bench_burst_pairs_clear (BenchBurstPairs *pairs);
+
+/* Two lines saying how each tracer was set up (buffer memory included),
+ * or why LTTng was skipped. */
+void bench_print_burst_setup (const BenchBurstPairs *pairs);
 
 /* One table row: the medians of @cowscope and @lttng (NULL: "-") and
  * the median of the per-pair ratios cowscope/lttng, which it returns

@@ -216,11 +216,7 @@ bench_burst_peer (const char *dir)
           "cow_mark() beside an LTTng-UST tracepoint with the same payload\n"
           "   (medians of %u interleaved pairs; ratio: median of the per-pair Cowscope/LTTng)\n",
           events, n);
-  printf ("   Cowscope: the recorder's defaults (drop mode, default ring, stacks on)\n");
-  if (pairs.lttng)
-    printf ("   LTTng-UST: %s, private session daemon\n", pairs.lttng_channel);
-  else
-    printf ("   LTTng-UST: skipped: %s\n", pairs.lttng_skipped);
+  bench_print_burst_setup (&pairs);
 
   static double c_first[MAX_PAIRS], c_warm[MAX_PAIRS], c_mean[MAX_PAIRS], c_kept[MAX_PAIRS],
       c_bytes[MAX_PAIRS];

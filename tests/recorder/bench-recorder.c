@@ -204,11 +204,7 @@ bench_burst_peer (void)
   printf ("\n2. A burst of %" G_GUINT64_FORMAT " events at full speed, recorded end to end beside"
           " LTTng-UST\n   (medians of %u interleaved pairs; ratio: median of the per-pair"
           " Cowscope/LTTng)\n", events, n);
-  printf ("   Cowscope: the recorder's defaults (drop mode, default ring, stacks on), embedded\n");
-  if (pairs.lttng)
-    printf ("   LTTng-UST: %s, private session daemon\n", pairs.lttng_channel);
-  else
-    printf ("   LTTng-UST: skipped: %s\n", pairs.lttng_skipped);
+  bench_print_burst_setup (&pairs);
 
   static double c_cpu[MAX_PAIRS], c_cpu_rec[MAX_PAIRS], c_kept[MAX_PAIRS], c_kept_n[MAX_PAIRS],
       c_ready[MAX_PAIRS], c_drained[MAX_PAIRS];
