@@ -209,7 +209,7 @@ bench_burst_peer (void)
   static double c_cpu[MAX_PAIRS], c_cpu_rec[MAX_PAIRS], c_kept[MAX_PAIRS], c_kept_n[MAX_PAIRS],
       c_ready[MAX_PAIRS], c_drained[MAX_PAIRS];
   static double l_cpu[MAX_PAIRS], l_cpu_rec[MAX_PAIRS], l_kept[MAX_PAIRS], l_kept_n[MAX_PAIRS],
-      l_ready[MAX_PAIRS], l_drained[MAX_PAIRS];
+      l_ready[MAX_PAIRS], l_drained[MAX_PAIRS], l_sessiond[MAX_PAIRS];
   for (guint i = 0; i < n; i++)
     {
       const BenchBurstRun *c = &pairs.cowscope[i];
@@ -227,6 +227,7 @@ bench_burst_peer (void)
       /* LTTng's consumer has no finalize step: its data is complete once
        * `lttng stop` returns, so both its figures are the same. */
       l_cpu[i] = l_cpu_rec[i] = (double) l->consumer_cpu_ns / kept;
+      l_sessiond[i] = (double) l->sessiond_cpu_ns / kept;
       l_kept[i] = 100.0 * (double) l->kept / (double) MAX (l->target.events, 1);
       l_kept_n[i] = (double) l->kept;
       l_drained[i] = l_ready[i] = (double) l->complete_ns / 1e9;
@@ -245,6 +246,9 @@ bench_burst_peer (void)
   printf ("   (Cowscope's CPU: every thread of the recorder embedded in this process, finalize\n"
           "    included in \"until ready\"; LTTng's: lttng-consumerd and its helper, from start\n"
           "    to destroy.  LTTng's data is ready when `lttng stop` returns.)\n");
+  if (with)
+    printf ("   (LTTng's session daemon spent a further %.1f ns of CPU per kept event, median.)\n",
+            bench_median (l_sessiond, n));
   guint lossless = 0;
   for (guint i = 0; i < n; i++)
     lossless += pairs.cowscope[i].totals.dropped == 0;
