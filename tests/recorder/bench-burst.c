@@ -17,8 +17,9 @@ process_cpu_ns (void)
 {
   struct rusage ru;
   getrusage (RUSAGE_SELF, &ru);
-  return ((gint64) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * G_GINT64_CONSTANT (1000000000)
-         + ((gint64) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+  return ((gint64) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+           G_GINT64_CONSTANT (1000000000) +
+         ((gint64) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
 }
 
 typedef struct {
@@ -43,8 +44,8 @@ file_size (const char *path)
 }
 
 gboolean
-bench_burst_record (const char *target, guint64 events, const char *session_path,
-                    BenchBurstRun *run, GError **error)
+bench_burst_record (const char *target, guint64 events,
+                    const char *session_path, BenchBurstRun *run, GError **error)
 {
   memset (run, 0, sizeof *run);
   g_autofree char *out_path = NULL;
@@ -80,24 +81,27 @@ bench_burst_record (const char *target, guint64 events, const char *session_path
       if (length < 0 || pread (out_fd, out, (size_t) length, 0) != length)
         {
           g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno),
-                       "cannot read the burst target's output: %s", g_strerror (errno));
+                       "cannot read the burst target's output: %s",
+                       g_strerror (errno));
           recorded = FALSE;
         }
     }
   close (out_fd);
-  if (recorded && (result.exit_status != 0 || g_strcmp0 (result.target_end, "exited") != 0))
+  if (recorded &&
+      (result.exit_status != 0 || g_strcmp0 (result.target_end, "exited") != 0))
     {
       g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
-                   "the burst target %s (status %d, signal %d)", result.target_end,
-                   result.exit_status, result.exit_signal);
+                   "the burst target %s (status %d, signal %d)",
+                   result.target_end, result.exit_status, result.exit_signal);
       recorded = FALSE;
     }
   if (recorded && !burst_report_parse (out, &run->target, error))
     recorded = FALSE;
   if (recorded && !run->target.enabled)
     {
-      g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
-                   "the burst target saw no trace sink: the probe was not loaded");
+      g_set_error (
+        error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED,
+        "the burst target saw no trace sink: the probe was not loaded");
       recorded = FALSE;
     }
   if (recorded)
@@ -105,19 +109,21 @@ bench_burst_record (const char *target, guint64 events, const char *session_path
       run->totals = result.totals;
       run->recorder_cpu_ns = cpu1 - cpu0;
       run->finalize_cpu_ns = mark.cpu_ns > 0 ? cpu1 - mark.cpu_ns : 0;
-      run->drained_ns = mark.wall_ns > 0 ? mark.wall_ns - run->target.loop_end_ns : 0;
+      run->drained_ns =
+        mark.wall_ns > 0 ? mark.wall_ns - run->target.loop_end_ns : 0;
       run->ready_ns = ready - run->target.loop_end_ns;
       g_autofree char *wal = g_strconcat (session_path, "-wal", NULL);
       g_autofree char *shm = g_strconcat (session_path, "-shm", NULL);
-      run->bytes_on_disk = file_size (session_path) + file_size (wal) + file_size (shm);
+      run->bytes_on_disk =
+        file_size (session_path) + file_size (wal) + file_size (shm);
     }
   cowscope_record_result_clear (&result);
   return recorded;
 }
 
 gboolean
-bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, const char *dir,
-                       GError **error)
+bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs,
+                       const char *dir, GError **error)
 {
   memset (pairs, 0, sizeof *pairs);
   pairs->events = events;
@@ -127,8 +133,9 @@ bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, co
   const char *target = g_getenv ("COWSCOPE_BURST_TARGET");
   if (target == NULL || *target == '\0')
     {
-      g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
-                   "COWSCOPE_BURST_TARGET is not set (run the benchmark through meson)");
+      g_set_error (
+        error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT,
+        "COWSCOPE_BURST_TARGET is not set (run the benchmark through meson)");
       return FALSE;
     }
   g_autofree char *session = g_build_filename (dir, "burst.cowscope", NULL);
@@ -138,10 +145,10 @@ bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, co
   pairs->lttng_channel = lttng_peer_describe (&options);
   /* LTTng allocates per-user buffers for every possible CPU. */
   pairs->lttng_cpus = sysconf (_SC_NPROCESSORS_CONF);
-  pairs->lttng_buffer_bytes = options.subbuf_size * options.n_subbufs
-                              * (guint64) MAX (pairs->lttng_cpus, 1);
-  g_autoptr (LttngPeer) peer = lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options,
-                                                 &pairs->lttng_skipped);
+  pairs->lttng_buffer_bytes = options.subbuf_size * options.n_subbufs *
+                              (guint64) MAX (pairs->lttng_cpus, 1);
+  g_autoptr (LttngPeer) peer = lttng_peer_start (
+    g_getenv ("COWSCOPE_LTTNG_TARGET"), &options, &pairs->lttng_skipped);
   for (guint i = 0; i < n_pairs; i++)
     for (int side = 0; side < 2; side++)
       {
@@ -151,14 +158,15 @@ bench_burst_pairs_run (BenchBurstPairs *pairs, guint64 events, guint n_pairs, co
             g_autoptr (GError) lttng_error = NULL;
             if (!lttng_peer_run (peer, events, &pairs->lttng[i], &lttng_error))
               {
-                pairs->lttng_skipped = g_strdup_printf ("failed in pair %u: %s", i + 1,
-                                                        lttng_error->message);
+                pairs->lttng_skipped = g_strdup_printf (
+                  "failed in pair %u: %s", i + 1, lttng_error->message);
                 g_clear_pointer (&peer, lttng_peer_free);
               }
           }
         else if (!lttng_turn)
           {
-            gboolean ok = bench_burst_record (target, events, session, &pairs->cowscope[i], error);
+            gboolean ok = bench_burst_record (target, events, session,
+                                              &pairs->cowscope[i], error);
             g_unlink (session);
             if (!ok)
               return FALSE;
@@ -183,12 +191,14 @@ bench_burst_pairs_clear (BenchBurstPairs *pairs)
 void
 bench_print_burst_setup (const BenchBurstPairs *pairs)
 {
-  printf ("   Cowscope: the recorder embedded, its defaults: drop mode, a %" G_GUINT64_FORMAT
-          " KiB ring per thread, stacks on\n",
+  printf ("   Cowscope: the recorder embedded, its defaults: drop mode, a "
+          "%" G_GUINT64_FORMAT " KiB ring per thread, stacks on\n",
           (guint64) COWSCOPE_RING_DEFAULT_CAPACITY / 1024);
   if (pairs->lttng)
-    printf ("   LTTng-UST: %s (%" G_GUINT64_FORMAT " MiB for %ld CPUs), a private session daemon\n",
-            pairs->lttng_channel, pairs->lttng_buffer_bytes >> 20, pairs->lttng_cpus);
+    printf ("   LTTng-UST: %s (%" G_GUINT64_FORMAT
+            " MiB for %ld CPUs), a private session daemon\n",
+            pairs->lttng_channel, pairs->lttng_buffer_bytes >> 20,
+            pairs->lttng_cpus);
   else
     printf ("   LTTng-UST: skipped: %s\n", pairs->lttng_skipped);
 }

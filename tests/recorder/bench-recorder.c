@@ -38,10 +38,11 @@ fill_event (CowTraceEvent *e, uint64_t i, uint32_t tid)
 {
   memset (e, 0, sizeof *e);
   /* A mix like a training loop's: tensors, storages, contexts, clones. */
-  static const uint16_t types[] = { COW_EVENT_TENSOR_NEW, COW_EVENT_STORAGE_NEW,
-                                    COW_EVENT_CONTEXT_REF, COW_EVENT_LAZY_CLONE,
-                                    COW_EVENT_TENSOR_FREE, COW_EVENT_STORAGE_FREE,
-                                    COW_EVENT_MARK, COW_EVENT_CONTEXT_UNREF };
+  static const uint16_t types[] = {
+    COW_EVENT_TENSOR_NEW, COW_EVENT_STORAGE_NEW,  COW_EVENT_CONTEXT_REF,
+    COW_EVENT_LAZY_CLONE, COW_EVENT_TENSOR_FREE,  COW_EVENT_STORAGE_FREE,
+    COW_EVENT_MARK,       COW_EVENT_CONTEXT_UNREF
+  };
   e->type = types[i % G_N_ELEMENTS (types)];
   e->op = (uint16_t) (i % COW_N_OPS);
   e->pid = (uint32_t) getpid ();
@@ -61,7 +62,8 @@ bench_synthetic (uint64_t n, int threads)
     cap <<= 1;
   if (cap > COWSCOPE_RING_MAX_CAPACITY)
     {
-      fprintf (stderr, "bench-recorder: too many events for one ring per thread\n");
+      fprintf (stderr,
+               "bench-recorder: too many events for one ring per thread\n");
       return 2;
     }
 
@@ -82,7 +84,8 @@ bench_synthetic (uint64_t n, int threads)
       for (uint64_t i = 0; i < per; i++)
         {
           CowTraceEvent e;
-          fill_event (&e, i * (uint64_t) threads + (uint64_t) t, 1000u + (uint32_t) t);
+          fill_event (&e, i * (uint64_t) threads + (uint64_t) t,
+                      1000u + (uint32_t) t);
           cowscope_ring_write_event (rings[t], &e);
         }
     }
@@ -97,12 +100,14 @@ bench_synthetic (uint64_t n, int threads)
     }
   gint64 t0 = g_get_monotonic_time ();
   CowscopeCollector *c = cowscope_collector_new (w, FALSE);
-  cowscope_collector_add_process (c, (uint32_t) getpid (), 0, "bench", "bench", 0);
+  cowscope_collector_add_process (c, (uint32_t) getpid (), 0, "bench", "bench",
+                                  0);
   for (int t = 0; t < threads; t++)
     {
       CowError err = { 0 };
-      cowscope_collector_add_ring (c, (uint32_t) getpid (), 1000u + (uint32_t) t, "bench",
-                                   cowscope_ring_map_fd (cowscope_ring_get_fd (rings[t]), &err));
+      cowscope_collector_add_ring (
+        c, (uint32_t) getpid (), 1000u + (uint32_t) t, "bench",
+        cowscope_ring_map_fd (cowscope_ring_get_fd (rings[t]), &err));
     }
   CowscopeCollectorTotals totals;
   if (!cowscope_collector_finish (c, &totals, &error))
@@ -112,7 +117,8 @@ bench_synthetic (uint64_t n, int threads)
     }
   gint64 t1 = g_get_monotonic_time ();
   w = cowscope_collector_get_writer (c);
-  if (!cowscope_session_finalize (cowscope_session_writer_get_db (w), path, &error))
+  if (!cowscope_session_finalize (cowscope_session_writer_get_db (w), path,
+                                  &error))
     {
       fprintf (stderr, "bench-recorder: %s\n", error->message);
       return 1;
@@ -125,16 +131,20 @@ bench_synthetic (uint64_t n, int threads)
   /* Bare SQLite: the same rows, one prepared INSERT, one transaction. */
   sqlite3 *db;
   sqlite3_open (bare, &db);
-  sqlite3_exec (db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-                    "CREATE TABLE events (seq INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
-                    " pid INTEGER NOT NULL, tid INTEGER NOT NULL, type INTEGER NOT NULL,"
-                    " op INTEGER NOT NULL, aux INTEGER NOT NULL, v0 INTEGER, v1 INTEGER,"
-                    " v2 INTEGER, v3 INTEGER, v4 INTEGER, stack_id INTEGER);",
-                NULL, NULL, NULL);
+  sqlite3_exec (
+    db,
+    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+    " pid INTEGER NOT NULL, tid INTEGER NOT NULL, type INTEGER NOT NULL,"
+    " op INTEGER NOT NULL, aux INTEGER NOT NULL, v0 INTEGER, v1 INTEGER,"
+    " v2 INTEGER, v3 INTEGER, v4 INTEGER, stack_id INTEGER);",
+    NULL, NULL, NULL);
   sqlite3_stmt *s;
-  sqlite3_prepare_v2 (db, "INSERT INTO events (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4,"
-                          " stack_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                      -1, &s, NULL);
+  sqlite3_prepare_v2 (
+    db,
+    "INSERT INTO events (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4,"
+    " stack_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+    -1, &s, NULL);
   gint64 b0 = g_get_monotonic_time ();
   sqlite3_exec (db, "BEGIN", NULL, NULL, NULL);
   for (uint64_t i = 0; i < per * (uint64_t) threads; i++)
@@ -159,8 +169,9 @@ bench_synthetic (uint64_t n, int threads)
 
   double rec_s = (double) (t1 - t0) / 1e6, bare_s = (double) (b1 - b0) / 1e6;
   printf ("1. Drain and write of rings filled in advance\n");
-  printf ("events                      %" G_GUINT64_FORMAT " in %d rings (%" G_GUINT64_FORMAT
-          " stored, %" G_GUINT64_FORMAT " dropped)\n",
+  printf ("events                      %" G_GUINT64_FORMAT
+          " in %d rings (%" G_GUINT64_FORMAT " stored, %" G_GUINT64_FORMAT
+          " dropped)\n",
           totals.produced, threads, totals.stored, totals.dropped);
   printf ("recorder drain+write        %.3f s  %.0f events/s\n", rec_s,
           (double) totals.stored / rec_s);
@@ -188,7 +199,8 @@ bench_synthetic (uint64_t n, int threads)
 static int
 bench_burst_peer (void)
 {
-  guint64 events = bench_env_count ("COWSCOPE_BENCH_BURST_EVENTS", 2000000, 1000, 100000000);
+  guint64 events =
+    bench_env_count ("COWSCOPE_BENCH_BURST_EVENTS", 2000000, 1000, 100000000);
   guint n = (guint) bench_env_count ("COWSCOPE_BENCH_PAIRS", 5, 1, MAX_PAIRS);
   g_autofree char *dir = g_dir_make_tmp ("cowscope-bench-XXXXXX", NULL);
   BenchBurstPairs pairs;
@@ -201,22 +213,27 @@ bench_burst_peer (void)
     }
   g_rmdir (dir);
 
-  printf ("\n2. A burst of %" G_GUINT64_FORMAT " events at full speed, recorded end to end beside"
-          " LTTng-UST\n   (medians of %u interleaved pairs; ratio: median of the per-pair"
-          " Cowscope/LTTng)\n", events, n);
+  printf ("\n2. A burst of %" G_GUINT64_FORMAT
+          " events at full speed, recorded end to end beside"
+          " LTTng-UST\n   (medians of %u interleaved pairs; ratio: median of "
+          "the per-pair"
+          " Cowscope/LTTng)\n",
+          events, n);
   bench_print_burst_setup (&pairs);
 
-  static double c_cpu[MAX_PAIRS], c_cpu_rec[MAX_PAIRS], c_kept[MAX_PAIRS], c_kept_n[MAX_PAIRS],
-      c_ready[MAX_PAIRS], c_drained[MAX_PAIRS];
-  static double l_cpu[MAX_PAIRS], l_cpu_rec[MAX_PAIRS], l_kept[MAX_PAIRS], l_kept_n[MAX_PAIRS],
-      l_ready[MAX_PAIRS], l_drained[MAX_PAIRS], l_sessiond[MAX_PAIRS];
+  static double c_cpu[MAX_PAIRS], c_cpu_rec[MAX_PAIRS], c_kept[MAX_PAIRS],
+    c_kept_n[MAX_PAIRS], c_ready[MAX_PAIRS], c_drained[MAX_PAIRS];
+  static double l_cpu[MAX_PAIRS], l_cpu_rec[MAX_PAIRS], l_kept[MAX_PAIRS],
+    l_kept_n[MAX_PAIRS], l_ready[MAX_PAIRS], l_drained[MAX_PAIRS],
+    l_sessiond[MAX_PAIRS];
   for (guint i = 0; i < n; i++)
     {
       const BenchBurstRun *c = &pairs.cowscope[i];
       double stored = (double) MAX (c->totals.stored, 1);
       c_cpu[i] = (double) c->recorder_cpu_ns / stored;
       c_cpu_rec[i] = (double) (c->recorder_cpu_ns - c->finalize_cpu_ns) / stored;
-      c_kept[i] = 100.0 * (double) c->totals.stored / (double) MAX (c->totals.produced, 1);
+      c_kept[i] =
+        100.0 * (double) c->totals.stored / (double) MAX (c->totals.produced, 1);
       c_kept_n[i] = (double) c->totals.stored;
       c_drained[i] = (double) c->drained_ns / 1e9;
       c_ready[i] = (double) c->ready_ns / 1e9;
@@ -235,27 +252,35 @@ bench_burst_peer (void)
   gboolean with = pairs.lttng != NULL;
   bench_print_peer_header ();
   bench_print_peer_row ("events kept", 0, c_kept_n, with ? l_kept_n : NULL, n);
-  bench_print_peer_row ("events kept, % of produced", 1, c_kept, with ? l_kept : NULL, n);
+  bench_print_peer_row ("events kept, % of produced", 1, c_kept,
+                        with ? l_kept : NULL, n);
   bench_print_peer_row ("CPU per kept event, ns, while recording", 0, c_cpu_rec,
                         with ? l_cpu_rec : NULL, n);
-  double cpu_ratio = bench_print_peer_row ("CPU per kept event, ns, until ready", 0, c_cpu,
-                                          with ? l_cpu : NULL, n);
+  double cpu_ratio = bench_print_peer_row (
+    "CPU per kept event, ns, until ready", 0, c_cpu, with ? l_cpu : NULL, n);
   bench_print_peer_row ("loop end to all events committed, s", 3, c_drained,
                         with ? l_drained : NULL, n);
-  bench_print_peer_row ("loop end to a session ready, s", 3, c_ready, with ? l_ready : NULL, n);
-  printf ("   (Cowscope's CPU: every thread of the recorder embedded in this process, finalize\n"
-          "    included in \"until ready\"; LTTng's: lttng-consumerd and its helper, from start\n"
-          "    to destroy.  LTTng's data is ready when `lttng stop` returns.)\n");
+  bench_print_peer_row ("loop end to a session ready, s", 3, c_ready,
+                        with ? l_ready : NULL, n);
+  printf (
+    "   (Cowscope's CPU: every thread of the recorder embedded in this "
+    "process, finalize\n"
+    "    included in \"until ready\"; LTTng's: lttng-consumerd and its helper, "
+    "from start\n"
+    "    to destroy.  LTTng's data is ready when `lttng stop` returns.)\n");
   if (with)
-    printf ("   (LTTng's session daemon spent a further %.1f ns of CPU per kept event, median.)\n",
+    printf ("   (LTTng's session daemon spent a further %.1f ns of CPU per "
+            "kept event, median.)\n",
             bench_median (l_sessiond, n));
   guint lossless = 0;
   for (guint i = 0; i < n; i++)
     lossless += pairs.cowscope[i].totals.dropped == 0;
-  printf ("   Cowscope loses nothing with its defaults: in %u of %u bursts: %s\n", lossless, n,
-          lossless == n ? "PASS" : "MISS");
+  printf (
+    "   Cowscope loses nothing with its defaults: in %u of %u bursts: %s\n",
+    lossless, n, lossless == n ? "PASS" : "MISS");
   if (with)
-    printf ("   Recorder CPU per stored event within 2\xc3\x97 LTTng's consumer: %.1f\xc3\x97: %s\n",
+    printf ("   Recorder CPU per stored event within 2\xc3\x97 LTTng's "
+            "consumer: %.1f\xc3\x97: %s\n",
             cpu_ratio, cpu_ratio <= 2 ? "PASS" : "MISS");
   bench_burst_pairs_clear (&pairs);
   return 0;

@@ -107,7 +107,8 @@ main (int argc, char **argv)
 {
   char *end = NULL;
   unsigned long long requested = argc == 2 ? strtoull (argv[1], &end, 10) : 0;
-  if (argc != 2 || end == argv[1] || *end != '\0' || requested < 2 || requested > MAX_EVENTS)
+  if (argc != 2 || end == argv[1] || *end != '\0' || requested < 2 ||
+      requested > MAX_EVENTS)
     {
       fprintf (stderr, "usage: %s EVENTS   (2 to %llu events)\n", argv[0],
                (unsigned long long) MAX_EVENTS);
@@ -141,14 +142,16 @@ main (int argc, char **argv)
 
   struct rusage ru;
   getrusage (RUSAGE_SELF, &ru);
-  int64_t cpu_ns = ((int64_t) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000
-                   + ((int64_t) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
+  int64_t cpu_ns =
+    ((int64_t) ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+    ((int64_t) ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
   qsort (chunk_ns, n_chunks, sizeof *chunk_ns, compare_doubles);
-  printf ("events=%llu enabled=%d first_ns=%lld mean_ns=%.3f warm_ns=%.3f loop_end_ns=%lld"
+  printf ("events=%llu enabled=%d first_ns=%lld mean_ns=%.3f warm_ns=%.3f "
+          "loop_end_ns=%lld"
           " cpu_ns=%lld\n",
           (unsigned long long) events, enabled, (long long) (t1 - t0),
-          (double) (loop_end - t1) / (double) (events - 1), chunk_ns[n_chunks / 2],
-          (long long) loop_end, (long long) cpu_ns);
+          (double) (loop_end - t1) / (double) (events - 1),
+          chunk_ns[n_chunks / 2], (long long) loop_end, (long long) cpu_ns);
   free (chunk_ns);
   return fflush (stdout) == 0 ? 0 : 1;
 }

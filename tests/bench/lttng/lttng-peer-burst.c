@@ -25,24 +25,27 @@ main (int argc, char **argv)
       options.mode = LTTNG_PEER_BLOCKING;
       arg++;
     }
-  guint64 events = arg < argc ? g_ascii_strtoull (argv[arg++], NULL, 10) : 2000000;
+  guint64 events =
+    arg < argc ? g_ascii_strtoull (argv[arg++], NULL, 10) : 2000000;
   guint64 rounds = arg < argc ? g_ascii_strtoull (argv[arg++], NULL, 10) : 1;
   if (arg != argc || events < 2 || rounds < 1 || rounds > 1000)
     {
-      fprintf (stderr, "usage: lttng-peer-burst [--blocking] [EVENTS [ROUNDS]]\n");
+      fprintf (stderr,
+               "usage: lttng-peer-burst [--blocking] [EVENTS [ROUNDS]]\n");
       return 2;
     }
 
   g_autofree char *reason = NULL;
-  g_autoptr (LttngPeer) peer = lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options,
-                                                 &reason);
+  g_autoptr (LttngPeer) peer =
+    lttng_peer_start (g_getenv ("COWSCOPE_LTTNG_TARGET"), &options, &reason);
   if (peer == NULL)
     {
       printf ("skipped: %s\n", reason);
       return 77;
     }
   g_autofree char *channel = lttng_peer_describe (&options);
-  printf ("LTTng-UST, %s, %" G_GUINT64_FORMAT " events per burst\n", channel, events);
+  printf ("LTTng-UST, %s, %" G_GUINT64_FORMAT " events per burst\n", channel,
+          events);
   for (guint64 r = 0; r < rounds; r++)
     {
       LttngPeerRun run;
@@ -52,11 +55,13 @@ main (int argc, char **argv)
           fprintf (stderr, "lttng-peer-burst: %s\n", error->message);
           return 1;
         }
-      printf ("first %.1f us  warm %.1f ns/event  mean %.1f ns/event  kept %" G_GUINT64_FORMAT
-              " discarded %" G_GUINT64_FORMAT "  %.1f B/event on disk  consumer %.1f ns/event"
+      printf ("first %.1f us  warm %.1f ns/event  mean %.1f ns/event  kept "
+              "%" G_GUINT64_FORMAT " discarded %" G_GUINT64_FORMAT
+              "  %.1f B/event on disk  consumer %.1f ns/event"
               "  sessiond %.1f ns/event  complete %.3f s after the loop\n",
-              run.target.first_ns / 1e3, run.target.warm_ns, run.target.mean_ns, run.kept,
-              run.discarded, (double) run.bytes_on_disk / (double) MAX (run.kept, 1),
+              run.target.first_ns / 1e3, run.target.warm_ns, run.target.mean_ns,
+              run.kept, run.discarded,
+              (double) run.bytes_on_disk / (double) MAX (run.kept, 1),
               (double) run.consumer_cpu_ns / (double) MAX (run.kept, 1),
               (double) run.sessiond_cpu_ns / (double) MAX (run.kept, 1),
               (double) run.complete_ns / 1e9);

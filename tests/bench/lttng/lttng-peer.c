@@ -25,14 +25,14 @@
 
 struct _LttngPeer {
   LttngPeerOptions options;
-  char *dir;           /* everything of this daemon's: home, traces, target */
-  char *home;          /* HOME and LTTNG_HOME of every LTTng process */
-  char *target;        /* the burst target, where the LTTng uid can run it */
-  char *client;        /* the lttng command */
-  gboolean drop_uid;   /* running as root: LTTng processes run as LTTNG_PEER_UID */
-  char **env;          /* the environment of every LTTng process */
-  GPid sessiond;       /* the daemon's pid; 0 before it started */
-  guint sessions;      /* recording sessions so far (names them) */
+  char *dir;         /* everything of this daemon's: home, traces, target */
+  char *home;        /* HOME and LTTNG_HOME of every LTTng process */
+  char *target;      /* the burst target, where the LTTng uid can run it */
+  char *client;      /* the lttng command */
+  gboolean drop_uid; /* running as root: LTTng processes run as LTTNG_PEER_UID */
+  char **env;        /* the environment of every LTTng process */
+  GPid sessiond;     /* the daemon's pid; 0 before it started */
+  guint sessions;    /* recording sessions so far (names them) */
   GPtrArray *shm_to_remove; /* /dev/shm files that did not exist before the daemon */
 };
 
@@ -50,12 +50,15 @@ char *
 lttng_peer_describe (const LttngPeerOptions *options)
 {
   guint64 size = options->subbuf_size;
-  g_autofree char *text
-      = size % (1024 * 1024) == 0 ? g_strdup_printf ("%" G_GUINT64_FORMAT " MiB", size >> 20)
-        : size % 1024 == 0        ? g_strdup_printf ("%" G_GUINT64_FORMAT " KiB", size >> 10)
-                                  : g_strdup_printf ("%" G_GUINT64_FORMAT " B", size);
+  g_autofree char *text =
+    size % (1024 * 1024) == 0
+      ? g_strdup_printf ("%" G_GUINT64_FORMAT " MiB", size >> 20)
+    : size % 1024 == 0
+      ? g_strdup_printf ("%" G_GUINT64_FORMAT " KiB", size >> 10)
+      : g_strdup_printf ("%" G_GUINT64_FORMAT " B", size);
   return g_strdup_printf ("%s mode, %u \xc3\x97 %s sub-buffers per CPU",
-                          options->mode == LTTNG_PEER_BLOCKING ? "blocking" : "discard",
+                          options->mode == LTTNG_PEER_BLOCKING ? "blocking"
+                                                               : "discard",
                           options->n_subbufs, text);
 }
 
@@ -67,8 +70,10 @@ static void
 become_peer_uid (gpointer user_data)
 {
   (void) user_data;
-  static const char message[] = "lttng-peer: cannot switch to the unprivileged uid\n";
-  if (setgroups (0, NULL) != 0 || setgid (LTTNG_PEER_UID) != 0 || setuid (LTTNG_PEER_UID) != 0)
+  static const char message[] =
+    "lttng-peer: cannot switch to the unprivileged uid\n";
+  if (setgroups (0, NULL) != 0 || setgid (LTTNG_PEER_UID) != 0 ||
+      setuid (LTTNG_PEER_UID) != 0)
     {
       ssize_t ignored = write (2, message, sizeof message - 1);
       (void) ignored;
@@ -94,8 +99,8 @@ static void
 communicated (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   Communication *c = user_data;
-  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &c->out, &c->err,
-                                        &c->error);
+  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &c->out,
+                                        &c->err, &c->error);
   c->done = TRUE;
 }
 
@@ -104,22 +109,24 @@ communicated (GObject *source, GAsyncResult *result, gpointer user_data)
  * message naming the command, and its stderr, when it could not start,
  * timed out or exited non-zero. */
 static char *
-run_command (LttngPeer *peer, const char *const *argv, const char *const *extra_env,
-             GError **error)
+run_command (LttngPeer *peer, const char *const *argv,
+             const char *const *extra_env, GError **error)
 {
   g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (
-      G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+    G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
   g_subprocess_launcher_set_environ (launcher, peer->env);
   for (const char *const *kv = extra_env; kv && *kv; kv++)
     {
       g_auto (GStrv) pair = g_strsplit (*kv, "=", 2);
-      g_subprocess_launcher_setenv (launcher, pair[0], pair[1] ? pair[1] : "", TRUE);
+      g_subprocess_launcher_setenv (launcher, pair[0], pair[1] ? pair[1] : "",
+                                    TRUE);
     }
   if (peer->drop_uid)
     g_subprocess_launcher_set_child_setup (launcher, become_peer_uid, NULL, NULL);
   g_subprocess_launcher_set_cwd (launcher, peer->dir);
 
-  g_autoptr (GSubprocess) child = g_subprocess_launcher_spawnv (launcher, argv, error);
+  g_autoptr (GSubprocess) child =
+    g_subprocess_launcher_spawnv (launcher, argv, error);
   if (child == NULL)
     return NULL;
 
@@ -127,8 +134,10 @@ run_command (LttngPeer *peer, const char *const *argv, const char *const *extra_
   g_main_context_push_thread_default (context);
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   Communication c = { 0 };
-  g_subprocess_communicate_utf8_async (child, NULL, cancellable, communicated, &c);
-  gint64 deadline = g_get_monotonic_time () + (gint64) peer->options.timeout_s * G_USEC_PER_SEC;
+  g_subprocess_communicate_utf8_async (child, NULL, cancellable, communicated,
+                                       &c);
+  gint64 deadline =
+    g_get_monotonic_time () + (gint64) peer->options.timeout_s * G_USEC_PER_SEC;
   gboolean timed_out = FALSE;
   /* Wakes the loop at least every 100 ms to look at the deadline. */
   GSource *tick = g_timeout_source_new (100);
@@ -156,20 +165,23 @@ run_command (LttngPeer *peer, const char *const *argv, const char *const *extra_
   g_autofree char *command = g_strjoinv (" ", (char **) argv);
   if (timed_out)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT, "`%s` did not end within %u s",
-                   command, peer->options.timeout_s);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                   "`%s` did not end within %u s", command,
+                   peer->options.timeout_s);
       return NULL;
     }
   if (comm_error != NULL)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "`%s`: %s", command, comm_error->message);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "`%s`: %s", command,
+                   comm_error->message);
       return NULL;
     }
-  if (!g_subprocess_get_if_exited (child) || g_subprocess_get_exit_status (child) != 0)
+  if (!g_subprocess_get_if_exited (child) ||
+      g_subprocess_get_exit_status (child) != 0)
     {
       g_strstrip (err ? err : (err = g_strdup ("")));
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "`%s` failed%s%s", command,
-                   *err ? ": " : "", err);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "`%s` failed%s%s",
+                   command, *err ? ": " : "", err);
       return NULL;
     }
   return g_steal_pointer (&out);
@@ -202,9 +214,8 @@ read_proc_stat (GPid pid, ProcStat *ps)
    * cminflt majflt cmajflt utime stime (fields 3 to 15 of proc(5)). */
   long long ppid = 0;
   unsigned long long utime = 0, stime = 0;
-  if (sscanf (close + 2, "%c %lld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ps->state,
-              &ppid, &utime, &stime)
-      != 4)
+  if (sscanf (close + 2, "%c %lld %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+              &ps->state, &ppid, &utime, &stime) != 4)
     return FALSE;
   ps->ppid = (GPid) ppid;
   ps->ticks = (gint64) (utime + stime);
@@ -223,7 +234,8 @@ children_of (GPid parent)
       char *end = NULL;
       gint64 pid = g_ascii_strtoll (name, &end, 10);
       ProcStat ps;
-      if (*end == '\0' && pid > 0 && read_proc_stat ((GPid) pid, &ps) && ps.ppid == parent)
+      if (*end == '\0' && pid > 0 && read_proc_stat ((GPid) pid, &ps) &&
+          ps.ppid == parent)
         g_array_append_val (found, ps);
     }
   return found;
@@ -252,10 +264,11 @@ snapshot_process (CpuSnapshot *snap, int group, const ProcStat *ps)
       g_autofree char *path = g_build_filename (task_dir, tid, "schedstat", NULL);
       g_autofree char *text = NULL;
       if (g_file_get_contents (path, &text, NULL, NULL))
-        g_hash_table_insert (snap->thread_ns[group],
-                             GINT_TO_POINTER ((int) g_ascii_strtoll (tid, NULL, 10)),
-                             g_memdup2 (&(gint64) { g_ascii_strtoll (text, NULL, 10) },
-                                        sizeof (gint64)));
+        g_hash_table_insert (
+          snap->thread_ns[group],
+          GINT_TO_POINTER ((int) g_ascii_strtoll (tid, NULL, 10)),
+          g_memdup2 (&(gint64){ g_ascii_strtoll (text, NULL, 10) },
+                     sizeof (gint64)));
     }
 }
 
@@ -280,7 +293,8 @@ cpu_snapshot (LttngPeer *peer, CpuSnapshot *snap)
       snapshot_process (snap, CONSUMER_GROUP, child);
       g_autoptr (GArray) helpers = children_of (child->pid);
       for (guint k = 0; k < helpers->len; k++)
-        snapshot_process (snap, CONSUMER_GROUP, &g_array_index (helpers, ProcStat, k));
+        snapshot_process (snap, CONSUMER_GROUP,
+                          &g_array_index (helpers, ProcStat, k));
     }
 }
 
@@ -316,8 +330,8 @@ cpu_between (const CpuSnapshot *before, const CpuSnapshot *after, int group)
       const gint64 *was = g_hash_table_lookup (before->thread_ns[group], tid);
       by_threads += *(const gint64 *) ns - (was ? *was : 0);
     }
-  gboolean threads_agree = g_hash_table_size (after->thread_ns[group]) > 0
-                           && ABS (by_threads - by_ticks) <= ticks_to_ns (2);
+  gboolean threads_agree = g_hash_table_size (after->thread_ns[group]) > 0 &&
+                           ABS (by_threads - by_ticks) <= ticks_to_ns (2);
   return threads_agree ? by_threads : by_ticks;
 }
 
@@ -358,14 +372,14 @@ install_target (LttngPeer *peer, const char *source, GError **error)
   g_autofree char *bytes = NULL;
   gsize length;
   peer->target = g_build_filename (peer->dir, "burst-target-lttng", NULL);
-  if (!g_file_get_contents (source, &bytes, &length, error)
-      || !g_file_set_contents_full (peer->target, bytes, (gssize) length,
-                                    G_FILE_SET_CONTENTS_NONE, 0755, error))
+  if (!g_file_get_contents (source, &bytes, &length, error) ||
+      !g_file_set_contents_full (peer->target, bytes, (gssize) length,
+                                 G_FILE_SET_CONTENTS_NONE, 0755, error))
     return FALSE;
   if (peer->drop_uid && chown (peer->target, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0)
     {
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "chown %s: %s",
-                   peer->target, g_strerror (errno));
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
+                   "chown %s: %s", peer->target, g_strerror (errno));
       return FALSE;
     }
   return TRUE;
@@ -440,29 +454,33 @@ find_tool (const LttngPeerOptions *options, const char *name)
 }
 
 LttngPeer *
-lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char **skip_reason)
+lttng_peer_start (const char *target_path, const LttngPeerOptions *options,
+                  char **skip_reason)
 {
   *skip_reason = NULL;
   if (target_path == NULL || *target_path == '\0')
     {
-      *skip_reason = g_strdup ("the LTTng burst target was not built (liblttng-ust-dev was "
-                               "not found when the build was set up; "
-                               "build-aux/install-deps.sh --bench installs it)");
+      *skip_reason =
+        g_strdup ("the LTTng burst target was not built (liblttng-ust-dev was "
+                  "not found when the build was set up; "
+                  "build-aux/install-deps.sh --bench installs it)");
       return NULL;
     }
   g_autofree char *sessiond = find_tool (options, "lttng-sessiond");
   g_autofree char *client = find_tool (options, "lttng");
   if (sessiond == NULL || client == NULL)
     {
-      *skip_reason = g_strdup_printf ("lttng-tools is not installed (no lttng-sessiond or lttng"
-                                      " in %s; build-aux/install-deps.sh --bench installs it)",
-                                      options->tools_dir ? options->tools_dir : "PATH");
+      *skip_reason = g_strdup_printf (
+        "lttng-tools is not installed (no lttng-sessiond or lttng"
+        " in %s; build-aux/install-deps.sh --bench installs it)",
+        options->tools_dir ? options->tools_dir : "PATH");
       return NULL;
     }
 
   g_autoptr (LttngPeer) peer = g_new0 (LttngPeer, 1);
   peer->options = *options;
-  peer->options.tools_dir = NULL; /* the caller's string; the paths below are ours */
+  /* The caller's string: the peer keeps the paths found, not it. */
+  peer->options.tools_dir = NULL;
   peer->client = g_steal_pointer (&client);
   peer->drop_uid = geteuid () == 0;
   peer->shm_to_remove = g_ptr_array_new_with_free_func (g_free);
@@ -470,23 +488,27 @@ lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char
   peer->dir = g_dir_make_tmp ("cowscope-lttng-XXXXXX", &error);
   if (peer->dir == NULL)
     {
-      *skip_reason = g_strdup_printf ("no temporary directory: %s", error->message);
+      *skip_reason =
+        g_strdup_printf ("no temporary directory: %s", error->message);
       return NULL;
     }
   peer->home = g_build_filename (peer->dir, "home", NULL);
-  g_autofree char *no_sessions = g_build_filename (peer->dir, "no-sessions", NULL);
-  if (g_mkdir (peer->home, 0700) != 0 || g_mkdir (no_sessions, 0700) != 0
-      || (peer->drop_uid
-          && (chown (peer->dir, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0
-              || chown (peer->home, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0
-              || chown (no_sessions, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0)))
+  g_autofree char *no_sessions =
+    g_build_filename (peer->dir, "no-sessions", NULL);
+  if (g_mkdir (peer->home, 0700) != 0 || g_mkdir (no_sessions, 0700) != 0 ||
+      (peer->drop_uid &&
+       (chown (peer->dir, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0 ||
+        chown (peer->home, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0 ||
+        chown (no_sessions, LTTNG_PEER_UID, LTTNG_PEER_UID) != 0)))
     {
-      *skip_reason = g_strdup_printf ("cannot prepare %s: %s", peer->dir, g_strerror (errno));
+      *skip_reason =
+        g_strdup_printf ("cannot prepare %s: %s", peer->dir, g_strerror (errno));
       return NULL;
     }
   if (!install_target (peer, target_path, &error))
     {
-      *skip_reason = g_strdup_printf ("cannot install the burst target: %s", error->message);
+      *skip_reason =
+        g_strdup_printf ("cannot install the burst target: %s", error->message);
       return NULL;
     }
 
@@ -496,30 +518,35 @@ lttng_peer_start (const char *target_path, const LttngPeerOptions *options, char
   /* Nothing of the benchmark's own tracing may leak into LTTng's processes. */
   peer->env = g_environ_unsetenv (peer->env, "LD_PRELOAD");
 
-  g_autofree char *uid_shm = g_strdup_printf ("%s-%u", GLOBAL_WAIT_SHM,
-                                              peer->drop_uid ? LTTNG_PEER_UID : getuid ());
+  g_autofree char *uid_shm = g_strdup_printf (
+    "%s-%u", GLOBAL_WAIT_SHM, peer->drop_uid ? LTTNG_PEER_UID : getuid ());
   note_shm (peer, GLOBAL_WAIT_SHM);
   note_shm (peer, uid_shm);
 
   /* --load: none of the auto-loaded sessions of the user or of /etc. */
   g_autofree char *load = g_strconcat ("--load=", no_sessions, NULL);
-  const char *const start_argv[] = { sessiond, "--daemonize", "--no-kernel", load, NULL };
+  const char *const start_argv[] = { sessiond, "--daemonize", "--no-kernel",
+                                     load, NULL };
   g_autofree char *ignored = run_command (peer, start_argv, NULL, &error);
-  g_autofree char *pid_file = g_build_filename (peer->home, ".lttng", "lttng-sessiond.pid", NULL);
+  g_autofree char *pid_file =
+    g_build_filename (peer->home, ".lttng", "lttng-sessiond.pid", NULL);
   g_autofree char *pid_text = NULL;
   gint64 pid = 0;
   if (ignored != NULL && g_file_get_contents (pid_file, &pid_text, NULL, NULL))
     pid = g_ascii_strtoll (pid_text, NULL, 10);
   if (pid <= 0)
     {
-      *skip_reason = error ? g_strdup_printf ("the session daemon did not start: %s",
-                                              error->message)
-                           : g_strdup_printf ("the session daemon left no pid in %s", pid_file);
+      *skip_reason =
+        error
+          ? g_strdup_printf ("the session daemon did not start: %s",
+                             error->message)
+          : g_strdup_printf ("the session daemon left no pid in %s", pid_file);
       return NULL;
     }
   peer->sessiond = (GPid) pid;
   guard_signals (peer->sessiond);
-  peer->env = g_environ_setenv (peer->env, "LTTNG_UST_REGISTER_TIMEOUT", "-1", TRUE);
+  peer->env =
+    g_environ_setenv (peer->env, "LTTNG_UST_REGISTER_TIMEOUT", "-1", TRUE);
   return g_steal_pointer (&peer);
 }
 
@@ -573,7 +600,8 @@ lttng_peer_parse_discarded (const char *list_output, guint64 *discarded)
   static const char key[] = "Discarded events:";
   gboolean found = FALSE;
   *discarded = 0;
-  for (const char *p = list_output; p && (p = strstr (p, key)) != NULL; p += sizeof key - 1)
+  for (const char *p = list_output; p && (p = strstr (p, key)) != NULL;
+       p += sizeof key - 1)
     {
       const char *digits = p + sizeof key - 1;
       while (*digits == ' ' || *digits == '\t')
@@ -627,18 +655,20 @@ lttng_do (LttngPeer *peer, GError **error, ...)
 
 /* The steps between creating and destroying session @name. */
 static gboolean
-record_burst (LttngPeer *peer, const char *name, guint64 events, LttngPeerRun *run,
-              GError **error)
+record_burst (LttngPeer *peer, const char *name, guint64 events,
+              LttngPeerRun *run, GError **error)
 {
-  g_autofree char *subbuf_size = g_strdup_printf ("--subbuf-size=%" G_GUINT64_FORMAT,
-                                                  peer->options.subbuf_size);
-  g_autofree char *n_subbufs = g_strdup_printf ("--num-subbuf=%u", peer->options.n_subbufs);
+  g_autofree char *subbuf_size = g_strdup_printf (
+    "--subbuf-size=%" G_GUINT64_FORMAT, peer->options.subbuf_size);
+  g_autofree char *n_subbufs =
+    g_strdup_printf ("--num-subbuf=%u", peer->options.n_subbufs);
   gboolean blocking = peer->options.mode == LTTNG_PEER_BLOCKING;
-  if (!lttng_do (peer, error, "enable-channel", "--userspace", "--session", name, "--discard",
-                 blocking ? "--blocking-timeout=inf" : "--blocking-timeout=0", subbuf_size,
-                 n_subbufs, "peer", NULL)
-      || !lttng_do (peer, error, "enable-event", "--userspace", "--session", name, "--channel",
-                    "peer", "cowscope_peer:*", NULL))
+  if (!lttng_do (peer, error, "enable-channel", "--userspace", "--session",
+                 name, "--discard",
+                 blocking ? "--blocking-timeout=inf" : "--blocking-timeout=0",
+                 subbuf_size, n_subbufs, "peer", NULL) ||
+      !lttng_do (peer, error, "enable-event", "--userspace", "--session", name,
+                 "--channel", "peer", "cowscope_peer:*", NULL))
     return FALSE;
 
   g_auto (CpuSnapshot) before = { 0 };
@@ -648,14 +678,17 @@ record_burst (LttngPeer *peer, const char *name, guint64 events, LttngPeerRun *r
     return FALSE;
   g_autofree char *count = g_strdup_printf ("%" G_GUINT64_FORMAT, events);
   const char *const target_argv[] = { peer->target, count, NULL };
-  const char *const target_env[] = { blocking ? "LTTNG_UST_ALLOW_BLOCKING=1" : NULL, NULL };
+  const char *const target_env[] = { blocking ? "LTTNG_UST_ALLOW_BLOCKING=1"
+                                              : NULL,
+                                     NULL };
   g_autofree char *out = run_command (peer, target_argv, target_env, error);
   if (out == NULL || !burst_report_parse (out, &run->target, error))
     return FALSE;
   if (!run->target.enabled)
     {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                   "the target's tracepoint was off: it did not register with the session daemon");
+      g_set_error (
+        error, G_IO_ERROR,
+        G_IO_ERROR_FAILED, "the target's tracepoint was off: it did not register with the session daemon");
       return FALSE;
     }
   /* `lttng stop` returns once the consumer has written every sub-buffer. */
@@ -671,7 +704,9 @@ record_burst (LttngPeer *peer, const char *name, guint64 events, LttngPeerRun *r
                    "`lttng list %s` shows no \"Discarded events\"", name);
       return FALSE;
     }
-  run->kept = run->discarded < run->target.events ? run->target.events - run->discarded : 0;
+  run->kept = run->discarded < run->target.events
+                ? run->target.events - run->discarded
+                : 0;
   if (!lttng_do (peer, error, "destroy", name, NULL))
     return FALSE;
   cpu_snapshot (peer, &after);

@@ -30,7 +30,7 @@ G_BEGIN_DECLS
 #define LTTNG_PEER_UID 65534
 
 typedef enum {
-  LTTNG_PEER_DISCARD,  /* a full sub-buffer discards (and counts) events: LTTng's default */
+  LTTNG_PEER_DISCARD, /* a full sub-buffer discards (and counts) events: LTTng's default */
   LTTNG_PEER_BLOCKING, /* the target waits for room (--blocking-timeout=inf) */
 } LttngPeerMode;
 
@@ -47,13 +47,13 @@ typedef struct {
 void lttng_peer_options_init (LttngPeerOptions *options);
 
 typedef struct {
-  BurstReport target;       /* what the target measured in its loop */
-  guint64 discarded;        /* "Discarded events" over the channel's streams */
-  guint64 kept;             /* target.events - discarded */
-  guint64 bytes_on_disk;    /* apparent size of every file of the trace (as du -sb) */
-  gint64 consumer_cpu_ns;   /* lttng-consumerd and its helper, from start to destroy */
-  gint64 sessiond_cpu_ns;   /* lttng-sessiond and its helper, likewise */
-  gint64 complete_ns;       /* the loop's end to `lttng stop` returning: data on disk */
+  BurstReport target;    /* what the target measured in its loop */
+  guint64 discarded;     /* "Discarded events" over the channel's streams */
+  guint64 kept;          /* target.events - discarded */
+  guint64 bytes_on_disk; /* apparent size of every file of the trace (as du -sb) */
+  gint64 consumer_cpu_ns; /* lttng-consumerd and its helper, from start to destroy */
+  gint64 sessiond_cpu_ns; /* lttng-sessiond and its helper, likewise */
+  gint64 complete_ns; /* the loop's end to `lttng stop` returning: data on disk */
 } LttngPeerRun;
 
 typedef struct _LttngPeer LttngPeer;
@@ -61,14 +61,15 @@ typedef struct _LttngPeer LttngPeer;
 /* Starts the private daemon for bursts of @target_path (the LTTng build
  * of burst-target.c; NULL when it was not built).  Returns NULL and a
  * one-line reason in @skip_reason (free it) when LTTng cannot run here. */
-LttngPeer *lttng_peer_start (const char *target_path, const LttngPeerOptions *options,
-                             char **skip_reason);
+LttngPeer *lttng_peer_start (const char *target_path,
+                             const LttngPeerOptions *options, char **skip_reason);
 
 /* One burst of @events: create a session writing under the daemon's
  * directory, enable the channel and cowscope_peer:*, start, run the
  * target, stop, read the discarded count, destroy, measure the trace,
  * remove it.  FALSE with a message when any step fails. */
-gboolean lttng_peer_run (LttngPeer *peer, guint64 events, LttngPeerRun *run, GError **error);
+gboolean lttng_peer_run (LttngPeer *peer, guint64 events, LttngPeerRun *run,
+                         GError **error);
 
 /* Kills the daemon and its consumer (by pid), removes the directory and
  * the shared-memory files this daemon created.  NULL is allowed. */

@@ -23,6 +23,8 @@
 
 #include "cow-trace.h"
 
+/* One field a line reads better than clang-format's macro nesting. */
+/* clang-format off */
 LTTNG_UST_TRACEPOINT_EVENT (cowscope_peer, event,
   LTTNG_UST_TP_ARGS (const CowTraceEvent *, e),
   LTTNG_UST_TP_FIELDS (
@@ -38,6 +40,7 @@ LTTNG_UST_TRACEPOINT_EVENT (cowscope_peer, event,
     lttng_ust_field_integer (uint64_t, v4, e->v[4])
   )
 )
+/* clang-format on */
 
 #endif /* PEER_EVENT_TP_H */
 

@@ -32,8 +32,8 @@ test_report_parses_every_field (void)
 static void
 test_report_finds_its_line_among_others (void)
 {
-  g_autofree char *text = g_strconcat ("warning: nevents=3 something\n", full_line,
-                                       "trailing output\n", NULL);
+  g_autofree char *text = g_strconcat ("warning: nevents=3 something\n",
+                                       full_line, "trailing output\n", NULL);
   BurstReport r;
   g_assert_true (burst_report_parse (text, &r, NULL));
   g_assert_cmpuint (r.events, ==, 2000000);
@@ -54,13 +54,19 @@ test_report_rejects_bad_lines (void)
     "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 cpu_ns=1\n",
     "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5\n",
     /* malformed values */
-    "events=2x enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 cpu_ns=1\n",
-    "events=-2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 cpu_ns=1\n",
-    "events=2 enabled=2 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 cpu_ns=1\n",
-    "events=2 enabled=1 first_ns=nan mean_ns=1 warm_ns=1 loop_end_ns=5 cpu_ns=1\n",
+    "events=2x enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 "
+    "cpu_ns=1\n",
+    "events=-2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 "
+    "cpu_ns=1\n",
+    "events=2 enabled=2 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 "
+    "cpu_ns=1\n",
+    "events=2 enabled=1 first_ns=nan mean_ns=1 warm_ns=1 loop_end_ns=5 "
+    "cpu_ns=1\n",
     "events=2 enabled=1 first_ns=1 mean_ns= warm_ns=1 loop_end_ns=5 cpu_ns=1\n",
-    "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5.5 cpu_ns=1\n",
-    "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 cpu_ns=99999999999999999999\n",
+    "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5.5 "
+    "cpu_ns=1\n",
+    "events=2 enabled=1 first_ns=1 mean_ns=1 warm_ns=1 loop_end_ns=5 "
+    "cpu_ns=99999999999999999999\n",
   };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
@@ -74,16 +80,15 @@ test_report_rejects_bad_lines (void)
 }
 
 /* As `lttng list SESSION` prints a channel (2.13), twice over. */
-static const char listing[] =
-  "Recording session s1: [inactive]\n"
-  "=== Domain: User space ===\n"
-  "- peer: [enabled]\n"
-  "    Statistics:\n"
-  "      Discarded events: 1200\n"
-  "- other: [enabled]\n"
-  "    Statistics:\n"
-  "      Discarded events: 34\n"
-  "      Lost packets: 2\n";
+static const char listing[] = "Recording session s1: [inactive]\n"
+                              "=== Domain: User space ===\n"
+                              "- peer: [enabled]\n"
+                              "    Statistics:\n"
+                              "      Discarded events: 1200\n"
+                              "- other: [enabled]\n"
+                              "    Statistics:\n"
+                              "      Discarded events: 34\n"
+                              "      Lost packets: 2\n";
 
 static void
 test_discarded_are_summed_over_channels (void)
@@ -91,7 +96,8 @@ test_discarded_are_summed_over_channels (void)
   guint64 discarded = 99;
   g_assert_true (lttng_peer_parse_discarded (listing, &discarded));
   g_assert_cmpuint (discarded, ==, 1234);
-  g_assert_true (lttng_peer_parse_discarded ("      Discarded events: 0\n", &discarded));
+  g_assert_true (
+    lttng_peer_parse_discarded ("      Discarded events: 0\n", &discarded));
   g_assert_cmpuint (discarded, ==, 0);
 }
 
@@ -99,8 +105,10 @@ static void
 test_discarded_absent_or_malformed_is_refused (void)
 {
   guint64 discarded;
-  g_assert_false (lttng_peer_parse_discarded ("Recording session s1: [inactive]\n", &discarded));
-  g_assert_false (lttng_peer_parse_discarded ("      Discarded events: many\n", &discarded));
+  g_assert_false (lttng_peer_parse_discarded (
+    "Recording session s1: [inactive]\n", &discarded));
+  g_assert_false (
+    lttng_peer_parse_discarded ("      Discarded events: many\n", &discarded));
   g_assert_false (lttng_peer_parse_discarded (NULL, &discarded));
 }
 
@@ -142,8 +150,8 @@ write_script (const char *dir, const char *name, const char *body)
   g_autofree char *path = g_build_filename (dir, name, NULL);
   g_autofree char *text = g_strconcat ("#!/bin/sh\n", body, NULL);
   g_autoptr (GError) error = NULL;
-  g_assert_true (g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_NONE, 0755,
-                                           &error));
+  g_assert_true (g_file_set_contents_full (
+    path, text, -1, G_FILE_SET_CONTENTS_NONE, 0755, &error));
   g_assert_no_error (error);
 }
 
@@ -155,7 +163,8 @@ test_skips_when_the_daemon_fails (void)
   g_autofree char *bin = g_dir_make_tmp ("test-lttng-peer-XXXXXX", NULL);
   g_assert_nonnull (bin);
   g_assert_cmpint (g_chmod (bin, 0755), ==, 0);
-  write_script (bin, "lttng-sessiond", "echo 'Error: fake daemon refuses' >&2\nexit 1\n");
+  write_script (bin, "lttng-sessiond",
+                "echo 'Error: fake daemon refuses' >&2\nexit 1\n");
   write_script (bin, "lttng", "exit 1\n");
   LttngPeerOptions options;
   lttng_peer_options_init (&options);
@@ -180,32 +189,41 @@ test_describes_the_channel (void)
   LttngPeerOptions options;
   lttng_peer_options_init (&options);
   g_autofree char *discard = lttng_peer_describe (&options);
-  g_assert_cmpstr (discard, ==, "discard mode, 4 \xc3\x97 8 MiB sub-buffers per CPU");
+  g_assert_cmpstr (discard, ==,
+                   "discard mode, 4 \xc3\x97 8 MiB sub-buffers per CPU");
   options.mode = LTTNG_PEER_BLOCKING;
   options.n_subbufs = 2;
   options.subbuf_size = 512 * 1024;
   g_autofree char *blocking = lttng_peer_describe (&options);
-  g_assert_cmpstr (blocking, ==, "blocking mode, 2 \xc3\x97 512 KiB sub-buffers per CPU");
+  g_assert_cmpstr (blocking, ==,
+                   "blocking mode, 2 \xc3\x97 512 KiB sub-buffers per CPU");
   options.subbuf_size = 5000;
   g_autofree char *odd = lttng_peer_describe (&options);
-  g_assert_cmpstr (odd, ==, "blocking mode, 2 \xc3\x97 5000 B sub-buffers per CPU");
+  g_assert_cmpstr (odd, ==,
+                   "blocking mode, 2 \xc3\x97 5000 B sub-buffers per CPU");
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/burst-report/parses-every-field", test_report_parses_every_field);
+  g_test_add_func ("/burst-report/parses-every-field",
+                   test_report_parses_every_field);
   g_test_add_func ("/burst-report/finds-its-line-among-others",
                    test_report_finds_its_line_among_others);
-  g_test_add_func ("/burst-report/rejects-bad-lines", test_report_rejects_bad_lines);
+  g_test_add_func ("/burst-report/rejects-bad-lines",
+                   test_report_rejects_bad_lines);
   g_test_add_func ("/lttng-peer/discarded-are-summed-over-channels",
                    test_discarded_are_summed_over_channels);
   g_test_add_func ("/lttng-peer/discarded-absent-or-malformed-is-refused",
                    test_discarded_absent_or_malformed_is_refused);
-  g_test_add_func ("/lttng-peer/skips-without-the-target", test_skips_without_the_target);
-  g_test_add_func ("/lttng-peer/skips-without-lttng-tools", test_skips_without_lttng_tools);
-  g_test_add_func ("/lttng-peer/skips-when-the-daemon-fails", test_skips_when_the_daemon_fails);
-  g_test_add_func ("/lttng-peer/describes-the-channel", test_describes_the_channel);
+  g_test_add_func ("/lttng-peer/skips-without-the-target",
+                   test_skips_without_the_target);
+  g_test_add_func ("/lttng-peer/skips-without-lttng-tools",
+                   test_skips_without_lttng_tools);
+  g_test_add_func ("/lttng-peer/skips-when-the-daemon-fails",
+                   test_skips_when_the_daemon_fails);
+  g_test_add_func ("/lttng-peer/describes-the-channel",
+                   test_describes_the_channel);
   return g_test_run ();
 }
