@@ -531,6 +531,7 @@ application_set_cb (CowscopeWindow *self,
     gtk_window_maximize (GTK_WINDOW (self));
 
   cowscope_start_page_set_settings (self->start_page, settings);
+  cowscope_timeline_view_bind_settings (self->timeline_view, settings);
 }
 
 static void

@@ -204,6 +204,24 @@ cowscope_lane_filter_reset (CowscopeLaneFilter *self)
   changed (self);
 }
 
+void
+cowscope_lane_filter_show_only_process (CowscopeLaneFilter *self, GListModel *lanes, guint32 pid)
+{
+  g_return_if_fail (COWSCOPE_IS_LANE_FILTER (self));
+  g_return_if_fail (G_IS_LIST_MODEL (lanes));
+  g_hash_table_remove_all (self->hidden);
+  g_hash_table_remove_all (self->collapsed);
+  g_clear_pointer (&self->text, g_free);
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      if (cowscope_timeline_lane_get_kind (lane) != COWSCOPE_LANE_COUNTER
+          && cowscope_timeline_lane_get_pid (lane) != pid)
+        set_member (self->hidden, lane, TRUE);
+    }
+  changed (self);
+}
+
 /* The program of process @pid of @document (its exe's base name), or
  * NULL. */
 static char *

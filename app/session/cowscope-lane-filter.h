@@ -54,6 +54,12 @@ void cowscope_lane_filter_set_show_counters (CowscopeLaneFilter *self, gboolean 
  * collapsed (pins stay). */
 void cowscope_lane_filter_reset (CowscopeLaneFilter *self);
 
+/* Shows only process @pid's lanes (and the counters): every other
+ * thread, CUDA and process lane of @lanes (CowscopeTimelineLane) hidden,
+ * nothing folded, no filter text; one ::changed. */
+void cowscope_lane_filter_show_only_process (CowscopeLaneFilter *self, GListModel *lanes,
+                                             guint32 pid);
+
 /* Whether @lane of @document matches the filter text by itself. */
 gboolean cowscope_lane_filter_matches_text (CowscopeLaneFilter *self,
                                             CowscopeSessionDocument *document,

@@ -106,44 +106,84 @@ compute_depths (CowscopeRangeNames *self)
     }
 }
 
+/* An empty table. */
+static CowscopeRangeNames *
+range_names_new_empty (void)
+{
+  CowscopeRangeNames *self = g_atomic_rc_box_new0 (CowscopeRangeNames);
+  self->ranges = g_array_new (FALSE, FALSE, sizeof (Range));
+  self->names = g_string_chunk_new (4096);
+  self->rows = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  return self;
+}
+
+/* Adds @row; the table is sorted and its depths computed afterwards. */
+static void
+add_row (CowscopeRangeNames *self, const CowscopeRangeRow *row)
+{
+  Range r = {
+    .pid = row->pid,
+    .id = row->id,
+    .tid = row->tid,
+    .parent = row->parent,
+    .name = row->name != NULL && row->name[0] != '\0'
+              ? g_string_chunk_insert_const (self->names, row->name) : NULL,
+  };
+  g_array_append_val (self->ranges, r);
+}
+
+static void
+finish (CowscopeRangeNames *self)
+{
+  g_array_sort (self->ranges, compare_ranges);
+  compute_depths (self);
+}
+
+CowscopeRangeNames *
+cowscope_range_names_new (const CowscopeRangeRow *rows, guint n_rows)
+{
+  g_return_val_if_fail (rows != NULL || n_rows == 0, NULL);
+  CowscopeRangeNames *self = range_names_new_empty ();
+  for (guint i = 0; i < n_rows; i++)
+    add_row (self, &rows[i]);
+  finish (self);
+  return self;
+}
+
 CowscopeRangeNames *
 cowscope_range_names_load (CowscopeSessionDocument *document, GCancellable *cancellable,
                            GError **error)
 {
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
-  CowscopeRangeNames *self = g_atomic_rc_box_new0 (CowscopeRangeNames);
-  self->ranges = g_array_new (FALSE, FALSE, sizeof (Range));
-  self->names = g_string_chunk_new (4096);
-  self->rows = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-
   sqlite3 *db = cowscope_session_document_acquire_db (document, error);
   if (db == NULL)
-    {
-      cowscope_range_names_unref (self);
-      return NULL;
-    }
+    return NULL;
+  CowscopeRangeNames *self = range_names_new_empty ();
   const char *path = cowscope_session_document_get_path (document);
   g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
     db, path, "SELECT pid, id, tid, name, parent_id FROM ranges", error);
   int rc = SQLITE_DONE;
+  gboolean cancelled = FALSE;
   guint n = 0;
   while (stmt != NULL && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       if ((++n & 0xfff) == 0 && g_cancellable_set_error_if_cancelled (cancellable, error))
-        break;
+        {
+          cancelled = TRUE;
+          break;
+        }
       g_autofree char *name = cowscope_session_db_column_text (stmt, 3);
-      Range r = {
+      CowscopeRangeRow row = {
         .pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0),
         .id = cowscope_session_db_column_int (stmt, 1, -1),
         .tid = cowscope_session_db_column_int (stmt, 2, 0),
         .parent = cowscope_session_db_column_int (stmt, 4, -1),
-        .name = name != NULL && name[0] != '\0' ? g_string_chunk_insert_const (self->names, name)
-                                                : NULL,
+        .name = name,
       };
-      g_array_append_val (self->ranges, r);
+      add_row (self, &row);
     }
-  gboolean ok = stmt != NULL && rc == SQLITE_DONE;
-  if (stmt != NULL && rc != SQLITE_DONE && rc != SQLITE_ROW)
+  gboolean ok = stmt != NULL && !cancelled && rc == SQLITE_DONE;
+  if (stmt != NULL && !cancelled && rc != SQLITE_DONE)
     cowscope_session_db_set_error (error, db, rc, path, "ranges");
   g_clear_pointer (&stmt, sqlite3_finalize);
   cowscope_session_document_release_db (document, db);
@@ -152,8 +192,7 @@ cowscope_range_names_load (CowscopeSessionDocument *document, GCancellable *canc
       cowscope_range_names_unref (self);
       return NULL;
     }
-  g_array_sort (self->ranges, compare_ranges);
-  compute_depths (self);
+  finish (self);
   return self;
 }
 

@@ -28,6 +28,19 @@ CowscopeRangeNames *cowscope_range_names_ref (CowscopeRangeNames *self);
 void cowscope_range_names_unref (CowscopeRangeNames *self);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CowscopeRangeNames, cowscope_range_names_unref)
 
+/* One row of the ranges table. */
+typedef struct {
+  guint32 pid;
+  gint64 id;
+  gint64 tid;
+  gint64 parent;      /* -1: none */
+  const char *name;   /* NULL or "": unnamed */
+} CowscopeRangeRow;
+
+/* The table of @n_rows @rows (copied), for a session's ranges or a
+ * test's. */
+CowscopeRangeNames *cowscope_range_names_new (const CowscopeRangeRow *rows, guint n_rows);
+
 /* Reads the ranges of @document in the calling thread: a table with no
  * ranges (or a session without the table) is an empty one; NULL with
  * @error when the file cannot be read. */
