@@ -19,6 +19,8 @@
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
 #include "cowscope-tables-view.h"
+#include "cowscope-timeline-overview.h"
+#include "cowscope-timeline-toolbar.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
 #include "cowscope-window.h"
@@ -612,6 +614,8 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
 
   g_type_ensure (COWSCOPE_TYPE_START_PAGE);
   g_type_ensure (COWSCOPE_TYPE_TIMELINE_VIEW);
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_TOOLBAR);
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_OVERVIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/cowscope/Cowscope/cowscope-window.ui");
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, window_title);
