@@ -24,7 +24,8 @@ cowscope_lane_geometry_init (CowscopeLaneGeometry *geometry, CowscopeLaneKind ki
     {
       /* IPC ticks on top, limbo and held spans packed below. */
       geometry->event_h = COWSCOPE_LANE_PROCESS_TICK_HEIGHT;
-      geometry->height = MAX (COWSCOPE_LANE_PROCESS_HEIGHT, min_height);
+      geometry->height = min_height < 0 ? -min_height
+                                        : MAX (COWSCOPE_LANE_PROCESS_HEIGHT, min_height);
       return;
     }
   if (kind == COWSCOPE_LANE_COUNTER)

@@ -52,7 +52,9 @@ typedef struct {
  * COWSCOPE_LANE_MAX_RANGE_ROWS) whose text is @text_height pixels tall,
  * and at least @min_height tall (room for its label).  CUDA lanes are
  * their event row; process and counter lanes have their own height (and a
- * process lane's event row is its IPC ticks). */
+ * process lane's event row is its IPC ticks); a negative @min_height
+ * makes a process lane exactly -@min_height tall (one with nothing to
+ * draw but its label). */
 void cowscope_lane_geometry_init (CowscopeLaneGeometry *geometry, CowscopeLaneKind kind,
                                   int row_height, guint n_range_rows, int text_height,
                                   int min_height);

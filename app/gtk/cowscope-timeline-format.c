@@ -99,12 +99,8 @@ cowscope_timeline_format_lane_label (CowscopeTimelineLane *lane, CowscopeSession
       {
         char *program = program_of (document, pid);
         *name = program != NULL ? program : g_strdup (cowscope_timeline_lane_get_title (lane));
-        guint64 n = cowscope_timeline_lane_get_n_events (lane);
-        g_autofree char *count = cowscope_timeline_format_number (n);
-        *detail = g_strdup_printf (ngettext ("process %u · %s IPC event",
-                                             "process %u · %s IPC events",
-                                             (unsigned long) MIN (n, 1000000)),
-                                   pid, count);
+        /* Translators: a process lane's second line */
+        *detail = g_strdup_printf (_("process %u"), pid);
         return;
       }
     case COWSCOPE_LANE_COUNTER:
@@ -143,7 +139,15 @@ cowscope_timeline_format_lane_tooltip (CowscopeTimelineLane *lane, CowscopeSessi
                               tid, cowscope_timeline_lane_get_device (lane), pid);
       break;
     case COWSCOPE_LANE_PROCESS:
-      g_string_append (s, detail);
+      {
+        guint64 n = cowscope_timeline_lane_get_n_events (lane);
+        g_autofree char *count = cowscope_timeline_format_number (n);
+        g_string_append_printf (s, ngettext ("Process %u · %s IPC event", "Process %u · %s IPC events",
+                                             (unsigned long) MIN (n, 1000000)),
+                                pid, count);
+        g_string_append_c (s, '\n');
+        g_string_append (s, _("Its threads are the lanes below it (the triangle folds them)"));
+      }
       break;
     case COWSCOPE_LANE_COUNTER:
     default:

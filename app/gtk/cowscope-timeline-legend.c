@@ -24,7 +24,7 @@ typedef struct {
 } Entry;
 
 static const Entry entries[] = {
-  { N_("Copies"), FALSE, FROM_KIND, COWSCOPE_ITEM_COPY, NULL },
+  { N_("Copies and Sharing"), FALSE, FROM_KIND, COWSCOPE_ITEM_COPY, NULL },
   { NULL, FALSE, FROM_KIND, COWSCOPE_ITEM_STEAL, NULL },
   { NULL, FALSE, FROM_KIND, COWSCOPE_ITEM_EAGER_COPY, NULL },
   { NULL, FALSE, FROM_KIND, COWSCOPE_ITEM_MATERIALIZE_FAILED, NULL },
@@ -49,7 +49,7 @@ static const Entry entries[] = {
 
 struct _CowscopeTimelineLegend {
   GtkWidget parent_instance;
-  GtkWidget *grid;
+  GtkWidget *grid;   /* a box of the two columns' grids */
   CowscopeTimelinePalette palette;
 };
 
@@ -98,10 +98,12 @@ cowscope_timeline_legend_css_changed (GtkWidget *widget, GtkCssStyleChange *chan
   CowscopeTimelineLegend *self = COWSCOPE_TIMELINE_LEGEND (widget);
   GTK_WIDGET_CLASS (cowscope_timeline_legend_parent_class)->css_changed (widget, change);
   cowscope_timeline_palette_lookup (&self->palette, widget);
-  for (GtkWidget *child = gtk_widget_get_first_child (self->grid); child != NULL;
-       child = gtk_widget_get_next_sibling (child))
-    if (GTK_IS_DRAWING_AREA (child))
-      gtk_widget_queue_draw (child);
+  for (GtkWidget *column = gtk_widget_get_first_child (self->grid); column != NULL;
+       column = gtk_widget_get_next_sibling (column))
+    for (GtkWidget *child = gtk_widget_get_first_child (column); child != NULL;
+         child = gtk_widget_get_next_sibling (child))
+      if (GTK_IS_DRAWING_AREA (child))
+        gtk_widget_queue_draw (child);
 }
 
 static void
@@ -122,29 +124,35 @@ cowscope_timeline_legend_class_init (CowscopeTimelineLegendClass *klass)
   gtk_widget_class_set_css_name (widget_class, "cowscope-timeline-legend");
 }
 
-/* Two columns of groups: the first groups on the left, the rest on the
- * right, each a heading and its swatches. */
+/* Two columns of groups (each its own grid, so that one's headings do not
+ * space the other's rows), each group a heading and its swatches. */
 static void
 cowscope_timeline_legend_init (CowscopeTimelineLegend *self)
 {
   cowscope_timeline_palette_lookup (&self->palette, GTK_WIDGET (self));
-  self->grid = gtk_grid_new ();
-  gtk_grid_set_column_spacing (GTK_GRID (self->grid), 6);
-  gtk_grid_set_row_spacing (GTK_GRID (self->grid), 3);
+  self->grid = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 24);
   gtk_widget_set_parent (self->grid, GTK_WIDGET (self));
-  int row = 0, column = 0;
+  GtkWidget *column = NULL;
+  int row = 0;
   for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
     {
       const Entry *e = &entries[i];
+      if (column == NULL || e->new_column)
+        {
+          column = gtk_grid_new ();
+          gtk_grid_set_column_spacing (GTK_GRID (column), 6);
+          gtk_grid_set_row_spacing (GTK_GRID (column), 3);
+          gtk_widget_set_valign (column, GTK_ALIGN_START);
+          gtk_box_append (GTK_BOX (self->grid), column);
+          row = 0;
+        }
       if (e->group != NULL)
         {
-          if (e->new_column)
-            row = 0, column = 3;
           GtkWidget *heading = gtk_label_new (_(e->group));
           gtk_label_set_xalign (GTK_LABEL (heading), 0);
           gtk_widget_add_css_class (heading, "heading");
           gtk_widget_set_margin_top (heading, row > 0 ? 6 : 0);
-          gtk_grid_attach (GTK_GRID (self->grid), heading, column, row++, 2, 1);
+          gtk_grid_attach (GTK_GRID (column), heading, 0, row++, 2, 1);
         }
       GtkWidget *swatch = gtk_drawing_area_new ();
       gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (swatch), 14);
@@ -154,13 +162,9 @@ cowscope_timeline_legend_init (CowscopeTimelineLegend *self)
                                       GUINT_TO_POINTER (i), NULL);
       GtkWidget *label = gtk_label_new (entry_name (e));
       gtk_label_set_xalign (GTK_LABEL (label), 0);
-      gtk_grid_attach (GTK_GRID (self->grid), swatch, column, row, 1, 1);
-      gtk_grid_attach (GTK_GRID (self->grid), label, column + 1, row++, 1, 1);
+      gtk_grid_attach (GTK_GRID (column), swatch, 0, row, 1, 1);
+      gtk_grid_attach (GTK_GRID (column), label, 1, row++, 1, 1);
     }
-  /* A gap between the two columns. */
-  GtkWidget *gap = gtk_label_new (NULL);
-  gtk_widget_set_size_request (gap, 18, -1);
-  gtk_grid_attach (GTK_GRID (self->grid), gap, 2, 0, 1, 1);
 }
 
 GtkWidget *

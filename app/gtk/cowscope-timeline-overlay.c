@@ -91,23 +91,38 @@ void
 cowscope_overlay_flow (GtkSnapshot *snapshot, double x_from, double y_from, double x_to,
                        double y_to, const GdkRGBA *color)
 {
-  double left = MIN (x_from, x_to) - 8, top = MIN (y_from, y_to) - 8;
-  double w = fabs (x_to - x_from) + 16, h = fabs (y_to - y_from) + 16;
+  /* Between two lanes: level at both ends, bending between (the control
+   * points half the horizontal distance out).  Within one lane: an arc
+   * above the row, so that it does not lie on the events it joins. */
+  gboolean same_row = fabs (y_to - y_from) < 1;
+  double lift = same_row ? MIN (fabs (x_to - x_from) / 4 + 4, 14) : 0;
+  double left = MIN (x_from, x_to) - 8, top = MIN (y_from, y_to) - 8 - lift;
+  double w = fabs (x_to - x_from) + 16, h = fabs (y_to - y_from) + 16 + lift;
   cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (left, top, w, h));
   gdk_cairo_set_source_rgba (cr, color);
   cairo_set_line_width (cr, 1.5);
-  /* Level at both ends, bending between: the control points sit half the
-   * horizontal distance (at least 12 px) out. */
   double bend = MAX (fabs (x_to - x_from) / 2, 12);
   double dir = x_to >= x_from ? 1 : -1;
   cairo_move_to (cr, x_from, y_from);
-  cairo_curve_to (cr, x_from + dir * bend, y_from, x_to - dir * bend, y_to, x_to, y_to);
+  if (same_row)
+    cairo_curve_to (cr, x_from, y_from - 1.3 * lift, x_to, y_to - 1.3 * lift, x_to, y_to);
+  else
+    cairo_curve_to (cr, x_from + dir * bend, y_from, x_to - dir * bend, y_to, x_to, y_to);
   cairo_stroke (cr);
   cairo_arc (cr, x_from, y_from, 2.5, 0, 2 * G_PI);
   cairo_fill (cr);
   cairo_move_to (cr, x_to, y_to);
-  cairo_line_to (cr, x_to - dir * 7, y_to - 4);
-  cairo_line_to (cr, x_to - dir * 7, y_to + 4);
+  if (same_row)
+    {
+      /* Coming down onto the event. */
+      cairo_line_to (cr, x_to - 4, y_to - 7);
+      cairo_line_to (cr, x_to + 4, y_to - 7);
+    }
+  else
+    {
+      cairo_line_to (cr, x_to - dir * 7, y_to - 4);
+      cairo_line_to (cr, x_to - dir * 7, y_to + 4);
+    }
   cairo_close_path (cr);
   cairo_fill (cr);
   cairo_destroy (cr);

@@ -250,9 +250,13 @@ rebuild_lanes (CowscopeTimelineView *self)
           lane->lane = g_object_ref (shown->pdata[i]);
           lane->kind = cowscope_timeline_lane_get_kind (lane->lane);
           lane->pinned = i < self->n_pinned;
-          /* CUDA lanes show one line of label; the others two. */
+          /* CUDA lanes show one line of label; the others two.  A
+           * process lane with no IPC draws nothing: its label is all. */
           int min_height = lane->kind == COWSCOPE_LANE_CUDA_STREAM
                              ? self->label_height / 2 + 2 : self->label_height;
+          if (lane->kind == COWSCOPE_LANE_PROCESS
+              && cowscope_timeline_lane_get_n_events (lane->lane) == 0)
+            min_height = -self->label_height;
           cowscope_lane_geometry_init (&lane->geometry, lane->kind, self->row_height,
                                        range_rows (self, lane->lane), self->text_height,
                                        min_height);

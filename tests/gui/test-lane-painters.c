@@ -119,8 +119,10 @@ collect_glyphs (GskRenderNode *node, GPtrArray *out)
     {
     case GSK_TEXT_NODE:
       {
-        guint n;
-        const PangoGlyphInfo *glyphs = gsk_text_node_get_glyphs (node, &n);
+        /* Its own getter: gsk_text_node_get_glyphs() is declared pure,
+         * so its out argument may be read before it is set. */
+        guint n = gsk_text_node_get_num_glyphs (node);
+        const PangoGlyphInfo *glyphs = gsk_text_node_get_glyphs (node, NULL);
         GArray *ids = g_array_new (FALSE, FALSE, sizeof (PangoGlyph));
         for (guint i = 0; i < n; i++)
           g_array_append_val (ids, glyphs[i].glyph);

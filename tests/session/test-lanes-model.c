@@ -245,6 +245,17 @@ test_lane_filter (void)
   g_autofree char *none = arranged_keys (filter, NULL);
   g_assert_cmpstr (none, ==, "counter/0 counter/1 counter/2");
 
+  /* Only one process: its lanes and the counters, in one change. */
+  guint before = changes;
+  cowscope_lane_filter_show_only_process (filter, cowscope_session_document_get_lanes (doc), p1);
+  g_assert_cmpuint (changes, ==, before + 1);
+  g_autofree char *only = arranged_keys (filter, NULL);
+  g_autofree char *expected_only = g_strdup_printf (
+    "counter/0 counter/1 counter/2 process/%1$u thread/%1$u/%2$u thread/%1$u/%3$u"
+    " thread/%1$u/%4$u cuda/%1$u/0/7", p1, p1 + 1, p1 + 2, p1 + 3);
+  g_assert_cmpstr (only, ==, expected_only);
+  cowscope_lane_filter_reset (filter);
+
   /* Counters off. */
   cowscope_lane_filter_set_text (filter, NULL);
   cowscope_lane_filter_set_show_counters (filter, FALSE);
