@@ -12,6 +12,22 @@
 
 #define OVERVIEW_HEIGHT 28
 
+/* How busy each pixel of the strip is: counted in a worker thread. */
+typedef struct {
+  int width;
+  guint64 *counts;     /* events starting in each pixel */
+  gboolean *copies;    /* a copy among them */
+} Activity;
+
+static void
+activity_free (gpointer data)
+{
+  Activity *a = data;
+  g_free (a->counts);
+  g_free (a->copies);
+  g_free (a);
+}
+
 struct _CowscopeTimelineOverview {
   GtkWidget parent_instance;
   CowscopeTimelineView *timeline;
@@ -20,10 +36,15 @@ struct _CowscopeTimelineOverview {
   CowscopeTimelinePalette palette;
   gboolean palette_stale;
 
-  /* The activity node and what it was drawn for. */
-  GskRenderNode *activity;
+  /* The activity of activity_doc at its width, and its node (drawn with
+   * the palette); a count under way for (counting_doc, counting_width). */
   CowscopeSessionDocument *activity_doc;
-  int activity_width;
+  Activity *activity;
+  GskRenderNode *activity_node;
+  GCancellable *counting;
+  CowscopeSessionDocument *counting_doc;
+  int counting_width;
+  guint count_source;
 
   gboolean dragging;
   double drag_x;
@@ -70,21 +91,30 @@ cowscope_timeline_overview_time_to_x (CowscopeTimelineOverview *self, gint64 t)
   return cowscope_time_axis_to_x (t, s0, s1, inset (self), axis_width (self));
 }
 
-/* The activity of every thread and CUDA lane over the whole session at
- * @width pixels: per pixel, how many events (a bar, on a log scale) and
- * whether a copy is among them (a mark in the copy colour on top). */
-static GskRenderNode *
-paint_activity (CowscopeTimelineOverview *self, CowscopeSessionDocument *doc, int width,
-                int height)
+/* Counts the activity of every thread and CUDA lane of the task's
+ * document over the whole session (a worker thread: the lanes' queries
+ * are thread-safe, and on a session of millions of events this is a
+ * few hundred milliseconds). */
+static void
+count_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
+  CowscopeSessionDocument *doc = source;
+  int width = GPOINTER_TO_INT (task_data);
   gint64 s0 = cowscope_session_document_get_start_ns (doc);
   gint64 s1 = cowscope_session_document_get_end_ns (doc) + 1;
-  g_autofree guint64 *counts = g_new0 (guint64, width);
-  g_autofree gboolean *copies = g_new0 (gboolean, width);
+  Activity *a = g_new0 (Activity, 1);
+  a->width = width;
+  a->counts = g_new0 (guint64, width);
+  a->copies = g_new0 (gboolean, width);
   const guint32 copy_kinds = (1u << COWSCOPE_ITEM_COPY) | (1u << COWSCOPE_ITEM_EAGER_COPY);
   GListModel *lanes = cowscope_session_document_get_lanes (doc);
   for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
     {
+      if (g_task_return_error_if_cancelled (task))
+        {
+          activity_free (a);
+          return;
+        }
       g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
       CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (lane);
       if (kind != COWSCOPE_LANE_THREAD && kind != COWSCOPE_LANE_CUDA_STREAM)
@@ -96,29 +126,90 @@ paint_activity (CowscopeTimelineOverview *self, CowscopeSessionDocument *doc, in
       for (guint k = 0; k < n; k++)
         if (items[k].pixel < width)
           {
-            counts[items[k].pixel] += items[k].count;
-            copies[items[k].pixel] |= (items[k].kinds & copy_kinds) != 0;
+            a->counts[items[k].pixel] += items[k].count;
+            a->copies[items[k].pixel] |= (items[k].kinds & copy_kinds) != 0;
           }
     }
+  g_task_return_pointer (task, a, activity_free);
+}
+
+/* The activity as a node @height tall: per pixel a bar of its events on
+ * a log scale, and a mark in the copy colour on top where a copy is. */
+static GskRenderNode *
+paint_activity (CowscopeTimelineOverview *self, const Activity *a, int height)
+{
   guint64 max = 1;
-  for (int x = 0; x < width; x++)
-    max = MAX (max, counts[x]);
+  for (int x = 0; x < a->width; x++)
+    max = MAX (max, a->counts[x]);
   double scale = (height - 6) / log1p ((double) max);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
   GdkRGBA bar = cowscope_timeline_palette_fg (&self->palette, 0.3f);
   CowscopePaintRun run = { .snapshot = snapshot };
-  for (int x = 0; x < width; x++)
-    if (counts[x] > 0)
+  for (int x = 0; x < a->width; x++)
+    if (a->counts[x] > 0)
       {
-        float h = (float) MAX (1, round (log1p ((double) counts[x]) * scale));
+        float h = (float) MAX (1, round (log1p ((double) a->counts[x]) * scale));
         cowscope_paint_run_add (&run, &bar, x, x + 1, height - 2 - h, h);
       }
-  for (int x = 0; x < width; x++)
-    if (copies[x])
+  for (int x = 0; x < a->width; x++)
+    if (a->copies[x])
       cowscope_paint_run_add (&run, &self->palette.kinds[COWSCOPE_ITEM_COPY], x, x + 1, 2, 4);
   cowscope_paint_run_flush (&run);
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
   return node != NULL ? node : gsk_container_node_new (NULL, 0);
+}
+
+static void
+counted_cb (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  Activity *a = g_task_propagate_pointer (G_TASK (result), &error);
+  if (a == NULL)
+    return; /* cancelled: another session or width */
+  CowscopeTimelineOverview *self = data;
+  g_clear_object (&self->counting);
+  g_set_object (&self->activity_doc, self->counting_doc);
+  g_clear_object (&self->counting_doc);
+  g_clear_pointer (&self->activity, activity_free);
+  g_clear_pointer (&self->activity_node, gsk_render_node_unref);
+  self->activity = a;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Starts the count decided on in ensure_activity(), once the frame that
+ * asked for it is drawn. */
+static gboolean
+start_count (gpointer data)
+{
+  CowscopeTimelineOverview *self = data;
+  self->count_source = 0;
+  if (self->counting == NULL || g_cancellable_is_cancelled (self->counting))
+    return G_SOURCE_REMOVE;
+  g_autoptr (GTask) task = g_task_new (self->counting_doc, self->counting, counted_cb, self);
+  g_task_set_source_tag (task, start_count);
+  g_task_set_task_data (task, GINT_TO_POINTER (self->counting_width), NULL);
+  g_task_run_in_thread (task, count_thread);
+  return G_SOURCE_REMOVE;
+}
+
+/* Makes sure the activity of @doc at @width is there or being counted.
+ * The count starts at idle priority, after the frame: a session that has
+ * just opened shows its timeline first (the count takes the same lanes'
+ * chunks and a core for a moment). */
+static void
+ensure_activity (CowscopeTimelineOverview *self, CowscopeSessionDocument *doc, int width)
+{
+  if (self->activity != NULL && self->activity_doc == doc && self->activity->width == width)
+    return;
+  if (self->counting != NULL && self->counting_doc == doc && self->counting_width == width)
+    return;
+  g_cancellable_cancel (self->counting);
+  g_clear_object (&self->counting);
+  self->counting = g_cancellable_new ();
+  g_set_object (&self->counting_doc, doc);
+  self->counting_width = width;
+  if (self->count_source == 0)
+    self->count_source = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, start_count, self, NULL);
 }
 
 static void
@@ -133,7 +224,7 @@ cowscope_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       CowscopeTimelinePalette palette;
       cowscope_timeline_palette_lookup (&palette, widget);
       if (!cowscope_timeline_palette_equal (&palette, &self->palette))
-        g_clear_pointer (&self->activity, gsk_render_node_unref);
+        g_clear_pointer (&self->activity_node, gsk_render_node_unref);
       self->palette = palette;
       self->palette_stale = FALSE;
     }
@@ -145,13 +236,7 @@ cowscope_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
 
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-  if (self->activity == NULL || self->activity_doc != doc || self->activity_width != aw)
-    {
-      g_clear_pointer (&self->activity, gsk_render_node_unref);
-      self->activity = paint_activity (self, doc, aw, h);
-      g_set_object (&self->activity_doc, doc);
-      self->activity_width = aw;
-    }
+  ensure_activity (self, doc, aw);
   GdkRGBA text = cowscope_timeline_palette_fg (palette, 0.55f);
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, (h - 16) / 2.0f));
@@ -159,10 +244,18 @@ cowscope_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   gtk_snapshot_append_layout (snapshot, self->layout, &text);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_restore (snapshot);
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (x0, 0));
-  gtk_snapshot_append_node (snapshot, self->activity);
-  gtk_snapshot_restore (snapshot);
+  /* The last activity counted (of another width while a new count runs:
+   * stretched, which is close enough for a moment). */
+  if (self->activity != NULL && self->activity_doc == doc)
+    {
+      if (self->activity_node == NULL)
+        self->activity_node = paint_activity (self, self->activity, h);
+      gtk_snapshot_save (snapshot);
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (x0, 0));
+      gtk_snapshot_scale (snapshot, (float) aw / self->activity->width, 1);
+      gtk_snapshot_append_node (snapshot, self->activity_node);
+      gtk_snapshot_restore (snapshot);
+    }
 
   /* The visible window: what is outside it dimmed, a box around it. */
   gint64 t0 = cowscope_view_state_get_visible_start (self->state);
@@ -335,7 +428,12 @@ cowscope_timeline_overview_dispose (GObject *object)
 {
   CowscopeTimelineOverview *self = COWSCOPE_TIMELINE_OVERVIEW (object);
   cowscope_timeline_overview_set_timeline (self, NULL);
-  g_clear_pointer (&self->activity, gsk_render_node_unref);
+  g_clear_handle_id (&self->count_source, g_source_remove);
+  g_cancellable_cancel (self->counting);
+  g_clear_object (&self->counting);
+  g_clear_object (&self->counting_doc);
+  g_clear_pointer (&self->activity, activity_free);
+  g_clear_pointer (&self->activity_node, gsk_render_node_unref);
   g_clear_object (&self->activity_doc);
   g_clear_object (&self->layout);
   G_OBJECT_CLASS (cowscope_timeline_overview_parent_class)->dispose (object);
@@ -410,4 +508,13 @@ GtkWidget *
 cowscope_timeline_overview_new (void)
 {
   return g_object_new (COWSCOPE_TYPE_TIMELINE_OVERVIEW, NULL);
+}
+
+gboolean
+cowscope_timeline_overview_get_activity_ready (CowscopeTimelineOverview *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_OVERVIEW (self), FALSE);
+  return self->activity != NULL && self->state != NULL
+         && self->activity_doc == cowscope_view_state_get_document (self->state)
+         && self->activity->width == axis_width (self);
 }

@@ -142,6 +142,8 @@ found_cb (GObject *source, GAsyncResult *result, gpointer data)
   step_matches (self, self->pending_direction);
 }
 
+static void ensure_names (CowscopeTimelineToolbar *self);
+
 void
 cowscope_timeline_toolbar_search (CowscopeTimelineToolbar *self, const char *text, int direction)
 {
@@ -149,6 +151,7 @@ cowscope_timeline_toolbar_search (CowscopeTimelineToolbar *self, const char *tex
   g_return_if_fail (text != NULL);
   if (self->state == NULL)
     return;
+  ensure_names (self);
   if (g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->search_entry)), text) != 0)
     gtk_editable_set_text (GTK_EDITABLE (self->search_entry), text);
   if (text[0] == '\0')
@@ -454,11 +457,29 @@ set_state (CowscopeTimelineToolbar *self, CowscopeViewState *state)
   g_clear_object (&self->names_cancellable);
   g_clear_pointer (&self->names, g_strfreev);
   gtk_list_store_clear (self->completion_store);
-  if (state == NULL)
+}
+
+/* Reads the tensor names to complete from, once per session, when the
+ * search is first used (not while the session opens: on a big session
+ * that is a scan of its tensors). */
+static void
+ensure_names (CowscopeTimelineToolbar *self)
+{
+  if (self->state == NULL || self->names != NULL || self->names_cancellable != NULL)
+    return;
+  /* A session still being recorded has no tensors table yet. */
+  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
+  if (g_strcmp0 (cowscope_session_document_get_meta (doc, "finalized"), "0") == 0)
     return;
   self->names_cancellable = g_cancellable_new ();
-  cowscope_tensor_search_names_async (cowscope_view_state_get_document (state),
+  cowscope_tensor_search_names_async (cowscope_view_state_get_document (self->state),
                                       self->names_cancellable, names_cb, self);
+}
+
+static void
+search_focus_cb (GtkEventControllerFocus *focus, CowscopeTimelineToolbar *self)
+{
+  ensure_names (self);
 }
 
 static void
@@ -621,6 +642,9 @@ cowscope_timeline_toolbar_init (CowscopeTimelineToolbar *self)
   gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);
   g_signal_connect (keys, "key-pressed", G_CALLBACK (search_key_cb), self);
   gtk_widget_add_controller (GTK_WIDGET (self->search_entry), keys);
+  GtkEventController *focus = gtk_event_controller_focus_new ();
+  g_signal_connect (focus, "enter", G_CALLBACK (search_focus_cb), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->search_entry), focus);
   g_signal_connect (self->previous_button, "clicked", G_CALLBACK (previous_clicked_cb), self);
   g_signal_connect (self->next_button, "clicked", G_CALLBACK (next_clicked_cb), self);
   g_signal_connect (self->jump_button, "clicked", G_CALLBACK (jump_clicked_cb), self);

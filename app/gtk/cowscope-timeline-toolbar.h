@@ -39,7 +39,8 @@ void cowscope_timeline_toolbar_search (CowscopeTimelineToolbar *self, const char
 gboolean cowscope_timeline_toolbar_get_matches (CowscopeTimelineToolbar *self, guint *n_tensors,
                                                 guint *n_events, const char **status);
 
-/* The tensor names the search completes from, NULL while they are read. */
+/* The tensor names the search completes from (read when the search is
+ * first focused or used), NULL until then. */
 GStrv cowscope_timeline_toolbar_get_names (CowscopeTimelineToolbar *self);
 
 G_END_DECLS

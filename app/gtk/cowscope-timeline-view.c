@@ -699,6 +699,14 @@ names_loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
   rebuild_lanes (self);
 }
 
+/* Whether @doc is a finalized session: one still being recorded (a live
+ * snapshot) has no derived tables yet to read names or flows from. */
+static gboolean
+is_finalized (CowscopeSessionDocument *doc)
+{
+  return g_strcmp0 (cowscope_session_document_get_meta (doc, "finalized"), "0") != 0;
+}
+
 /* Starts reading the range names of the view state's document. */
 static void
 load_range_names (CowscopeTimelineView *self)
@@ -706,7 +714,7 @@ load_range_names (CowscopeTimelineView *self)
   g_cancellable_cancel (self->names_cancellable);
   g_clear_object (&self->names_cancellable);
   g_clear_pointer (&self->range_names, cowscope_range_names_unref);
-  if (self->state == NULL)
+  if (self->state == NULL || !is_finalized (cowscope_view_state_get_document (self->state)))
     return;
   self->names_cancellable = g_cancellable_new ();
   cowscope_range_names_load_async (cowscope_view_state_get_document (self->state),
@@ -740,7 +748,7 @@ selection_changed (CowscopeTimelineView *self)
   g_clear_object (&self->flows_cancellable);
   g_clear_pointer (&self->flows, g_array_unref);
   gint64 seq = self->state != NULL ? cowscope_view_state_get_selected_seq (self->state) : -1;
-  if (seq < 0)
+  if (seq < 0 || !is_finalized (cowscope_view_state_get_document (self->state)))
     {
       self->flows = g_array_new (FALSE, FALSE, sizeof (CowscopeFlow));
       return;

@@ -213,6 +213,7 @@ walk (GskRenderNode *node, float dx, float dy,
 
 typedef struct {
   GArray *want;          /* glyph ids */
+  guint prefix;          /* > 0: a node starting with this many of them counts */
   guint found;
   graphene_rect_t where; /* of the last found, widget coordinates */
 } TextSearch;
@@ -227,9 +228,10 @@ match_text (GskRenderNode *node, float dx, float dy, gpointer data)
    * declared pure, so its out argument may be read before it is set. */
   guint n = gsk_text_node_get_num_glyphs (node);
   const PangoGlyphInfo *glyphs = gsk_text_node_get_glyphs (node, NULL);
-  if (n != s->want->len)
+  guint need = s->prefix > 0 ? MIN (s->prefix, s->want->len) : s->want->len;
+  if (s->prefix > 0 ? n < need : n != s->want->len)
     return;
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < need; i++)
     if (glyphs[i].glyph != g_array_index (s->want, PangoGlyph, i))
       return;
   s->found++;
@@ -237,15 +239,27 @@ match_text (GskRenderNode *node, float dx, float dy, gpointer data)
   s->where.origin.x += dx, s->where.origin.y += dy;
 }
 
+static guint count_text_prefix (GskRenderNode *node, PangoLayout *layout, const char *text,
+                               guint prefix, graphene_rect_t *where);
+
 /* How many text nodes under @node write @text in @layout's font (and
  * where the last one is). */
 static guint
 count_text (GskRenderNode *node, PangoLayout *layout, const char *text, graphene_rect_t *where)
 {
+  return count_text_prefix (node, layout, text, 0, where);
+}
+
+/* The same, counting the nodes that start with @prefix glyphs of @text
+ * (an ellipsized text) when @prefix > 0. */
+static guint
+count_text_prefix (GskRenderNode *node, PangoLayout *layout, const char *text, guint prefix,
+                   graphene_rect_t *where)
+{
   PangoLayout *copy = pango_layout_copy (layout);
   pango_layout_set_width (copy, -1);
   pango_layout_set_text (copy, text, -1);
-  TextSearch s = { g_array_new (FALSE, FALSE, sizeof (PangoGlyph)) };
+  TextSearch s = { g_array_new (FALSE, FALSE, sizeof (PangoGlyph)), prefix };
   for (GSList *r = pango_layout_get_line_readonly (copy, 0)->runs; r != NULL; r = r->next)
     {
       PangoGlyphString *gs = ((PangoGlyphItem *) r->data)->glyphs;
@@ -960,6 +974,12 @@ test_manage_lanes (void)
 
 /* ---- the overview strip ------------------------------------------------------------------ */
 
+static gboolean
+activity_ready (gpointer data)
+{
+  return cowscope_timeline_overview_get_activity_ready (data);
+}
+
 /* A click in the strip centres the window there, keeping its width; the
  * strip draws the window's box and the cursor. */
 static void
@@ -1017,6 +1037,14 @@ test_overview (void)
     }
   g_assert_true (cursor_drawn);
   g_ptr_array_unref (accent.bounds);
+  /* The activity, counted in a worker thread, shows the copies. */
+  g_assert_true (gui_test_wait_until (activity_ready, overview, 20));
+  g_autoptr (GskRenderNode) counted = snapshot_widget (GTK_WIDGET (overview));
+  NodeSearch copies = { GSK_COLOR_NODE };
+  cowscope_timeline_view_get_kind_color (v, COWSCOPE_ITEM_COPY, &copies.color);
+  find_nodes (counted, &copies);
+  g_assert_cmpuint (copies.found, >, 0);
+  g_ptr_array_unref (copies.bounds);
   screenshot (GTK_WIDGET (overview), "cowscope-timeline-overview.png");
 }
 
@@ -1042,6 +1070,10 @@ test_search (void)
   CowscopeViewState *st = state ();
   CowscopeTimelineToolbar *toolbar =
     COWSCOPE_TIMELINE_TOOLBAR (find_child (GTK_WIDGET (window), COWSCOPE_TYPE_TIMELINE_TOOLBAR));
+  /* The names are read once the search is used. */
+  g_assert_null (cowscope_timeline_toolbar_get_names (toolbar));
+  GtkWidget *entry = find_child (GTK_WIDGET (toolbar), GTK_TYPE_ENTRY);
+  gtk_widget_grab_focus (entry);
   g_assert_true (gui_test_wait_until (names_loaded, toolbar, 20));
   GStrv names = cowscope_timeline_toolbar_get_names (toolbar);
   g_assert_cmpuint (g_strv_length (names), ==,
@@ -1229,8 +1261,28 @@ test_named_ranges (void)
   g_assert_cmpfloat (where.origin.x, <, x1);
   g_assert_cmpfloat (where.origin.y, >=, y);
   g_assert_cmpfloat (where.origin.y, <, y + h);
-  g_assert_cmpuint (count_text (node, layout, "forward", NULL), >=, 1);
-  g_assert_cmpuint (count_text (node, layout, "backward", NULL), >=, 1);
+  /* Its children, each written whole when its box has room for the
+   * name, cut at the end when it has less, not at all when too narrow. */
+  const char *const children[] = { "forward", "backward" };
+  for (guint i = 0; i < G_N_ELEMENTS (children); i++)
+    {
+      g_autofree char *bsql = g_strdup_printf ("SELECT begin_ts FROM ranges WHERE name = '%s'"
+                                               " AND parent_id = (SELECT id FROM ranges"
+                                               " WHERE name = 'step 3')", children[i]);
+      g_autofree char *esql = g_strdup_printf ("SELECT end_ts FROM ranges WHERE name = '%s'"
+                                               " AND parent_id = (SELECT id FROM ranges"
+                                               " WHERE name = 'step 3')", children[i]);
+      double box = cowscope_timeline_view_time_to_x (v, sql_int_on (demo_path, esql))
+                   - cowscope_timeline_view_time_to_x (v, sql_int_on (demo_path, bsql));
+      int text_w;
+      pango_layout_set_text (layout, children[i], -1);
+      pango_layout_get_pixel_size (layout, &text_w, NULL);
+      g_test_message ("“%s”: box %.1f px, text %d px", children[i], box, text_w);
+      if (box >= text_w + 8)
+        g_assert_cmpuint (count_text (node, layout, children[i], NULL), >=, 1);
+      else if (box >= COWSCOPE_LANE_MIN_LABELLED_SPAN + 2)
+        g_assert_cmpuint (count_text_prefix (node, layout, children[i], 1, NULL), >=, 1);
+    }
   /* The tooltip over the box names the range. */
   g_autofree char *tip = cowscope_timeline_view_get_tooltip_at (v, where.origin.x + 2,
                                                                 where.origin.y + where.size.height / 2);
