@@ -11,6 +11,10 @@
 #include "cowscope-timeline-palette.h"
 
 #define OVERVIEW_HEIGHT 28
+/* The activity is counted in this many bins whatever the strip's width
+ * (drawn stretched to it): a resize or a label column dragged wider does
+ * not count it again. */
+#define ACTIVITY_BINS 2048
 
 /* How busy each pixel of the strip is: counted in a worker thread. */
 typedef struct {
@@ -36,14 +40,13 @@ struct _CowscopeTimelineOverview {
   CowscopeTimelinePalette palette;
   gboolean palette_stale;
 
-  /* The activity of activity_doc at its width, and its node (drawn with
-   * the palette); a count under way for (counting_doc, counting_width). */
+  /* The activity of activity_doc and its node (drawn with the palette);
+   * a count under way for counting_doc. */
   CowscopeSessionDocument *activity_doc;
   Activity *activity;
   GskRenderNode *activity_node;
   GCancellable *counting;
   CowscopeSessionDocument *counting_doc;
-  int counting_width;
   guint count_source;
 
   gboolean dragging;
@@ -92,14 +95,14 @@ cowscope_timeline_overview_time_to_x (CowscopeTimelineOverview *self, gint64 t)
 }
 
 /* Counts the activity of every thread and CUDA lane of the task's
- * document over the whole session (a worker thread: the lanes' queries
- * are thread-safe, and on a session of millions of events this is a
- * few hundred milliseconds). */
+ * document over the whole session in ACTIVITY_BINS bins (a worker thread:
+ * the lanes' queries are thread-safe, and on a session of millions of
+ * events this is a few hundred milliseconds). */
 static void
 count_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
   CowscopeSessionDocument *doc = source;
-  int width = GPOINTER_TO_INT (task_data);
+  int width = ACTIVITY_BINS;
   gint64 s0 = cowscope_session_document_get_start_ns (doc);
   gint64 s1 = cowscope_session_document_get_end_ns (doc) + 1;
   Activity *a = g_new0 (Activity, 1);
@@ -133,8 +136,9 @@ count_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
   g_task_return_pointer (task, a, activity_free);
 }
 
-/* The activity as a node @height tall: per pixel a bar of its events on
- * a log scale, and a mark in the copy colour on top where a copy is. */
+/* The activity as a node @height tall, a bin a unit wide: per bin a bar
+ * of its events on a log scale, and a mark in the copy colour on top
+ * where a copy is. */
 static GskRenderNode *
 paint_activity (CowscopeTimelineOverview *self, const Activity *a, int height)
 {
@@ -187,27 +191,25 @@ start_count (gpointer data)
     return G_SOURCE_REMOVE;
   g_autoptr (GTask) task = g_task_new (self->counting_doc, self->counting, counted_cb, self);
   g_task_set_source_tag (task, start_count);
-  g_task_set_task_data (task, GINT_TO_POINTER (self->counting_width), NULL);
   g_task_run_in_thread (task, count_thread);
   return G_SOURCE_REMOVE;
 }
 
-/* Makes sure the activity of @doc at @width is there or being counted.
- * The count starts at idle priority, after the frame: a session that has
- * just opened shows its timeline first (the count takes the same lanes'
+/* Makes sure the activity of @doc is there or being counted.  The count
+ * starts at idle priority, after the frame: a session that has just
+ * opened shows its timeline first (the count takes the same lanes'
  * chunks and a core for a moment). */
 static void
-ensure_activity (CowscopeTimelineOverview *self, CowscopeSessionDocument *doc, int width)
+ensure_activity (CowscopeTimelineOverview *self, CowscopeSessionDocument *doc)
 {
-  if (self->activity != NULL && self->activity_doc == doc && self->activity->width == width)
+  if (self->activity != NULL && self->activity_doc == doc)
     return;
-  if (self->counting != NULL && self->counting_doc == doc && self->counting_width == width)
+  if (self->counting != NULL && self->counting_doc == doc)
     return;
   g_cancellable_cancel (self->counting);
   g_clear_object (&self->counting);
   self->counting = g_cancellable_new ();
   g_set_object (&self->counting_doc, doc);
-  self->counting_width = width;
   if (self->count_source == 0)
     self->count_source = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, start_count, self, NULL);
 }
@@ -236,7 +238,7 @@ cowscope_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     return;
 
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-  ensure_activity (self, doc, aw);
+  ensure_activity (self, doc);
   GdkRGBA text = cowscope_timeline_palette_fg (palette, 0.55f);
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, (h - 16) / 2.0f));
@@ -244,8 +246,6 @@ cowscope_timeline_overview_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   gtk_snapshot_append_layout (snapshot, self->layout, &text);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_restore (snapshot);
-  /* The last activity counted (of another width while a new count runs:
-   * stretched, which is close enough for a moment). */
   if (self->activity != NULL && self->activity_doc == doc)
     {
       if (self->activity_node == NULL)
@@ -515,6 +515,5 @@ cowscope_timeline_overview_get_activity_ready (CowscopeTimelineOverview *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_OVERVIEW (self), FALSE);
   return self->activity != NULL && self->state != NULL
-         && self->activity_doc == cowscope_view_state_get_document (self->state)
-         && self->activity->width == axis_width (self);
+         && self->activity_doc == cowscope_view_state_get_document (self->state);
 }

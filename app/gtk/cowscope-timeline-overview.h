@@ -6,9 +6,8 @@
  *
  * It follows a CowscopeTimelineView (its view state, and its label
  * column, so that its time axis starts where the timeline's does).  The
- * activity is counted once per session and width in a worker thread and
- * drawn into a cached render node; a frame adds the window and the
- * cursor. */
+ * activity is counted once per session in a worker thread and drawn into
+ * a cached render node; a frame adds the window and the cursor. */
 #pragma once
 
 #include <gtk/gtk.h>
@@ -35,8 +34,8 @@ double cowscope_timeline_overview_time_to_x (CowscopeTimelineOverview *self, gin
  * moves it with the drag. */
 void cowscope_timeline_overview_drag (CowscopeTimelineOverview *self, double x, double dx);
 
-/* Whether the activity of the session at the strip's width is counted
- * (and drawn from the next frame on). */
+/* Whether the activity of the session is counted (and drawn from the
+ * next frame on). */
 gboolean cowscope_timeline_overview_get_activity_ready (CowscopeTimelineOverview *self);
 
 G_END_DECLS
