@@ -32,7 +32,7 @@ struct _CowscopeSession {
   GHashTable *fallback_names; /* "table #id" strings handed out */
 };
 
-G_DEFINE_QUARK (cowscope-session-error-quark, cowscope_session_error)
+G_DEFINE_QUARK (cowscope-cli-session-error-quark, cowscope_cli_session_error)
 
 /* Tables every schema-1 session has, finalized or not. */
 static const char *const required_tables[] = {

@@ -31,7 +31,7 @@ typedef enum {
   COWSCOPE_EXIT_BUDGET = 3, /* a --fail-if budget was exceeded */
 } CowscopeExitStatus;
 
-#define COWSCOPE_SESSION_ERROR (cowscope_session_error_quark ())
+#define COWSCOPE_SESSION_ERROR (cowscope_cli_session_error_quark ())
 
 typedef enum {
   COWSCOPE_SESSION_ERROR_NOT_FOUND,   /* missing or unreadable file */
@@ -41,7 +41,7 @@ typedef enum {
   COWSCOPE_SESSION_ERROR_FAILED,      /* any other SQLite failure */
 } CowscopeSessionError;
 
-GQuark cowscope_session_error_quark (void);
+GQuark cowscope_cli_session_error_quark (void);
 
 typedef struct _CowscopeSession CowscopeSession;
 

@@ -89,7 +89,7 @@ GListModel *cowscope_session_document_get_lanes (CowscopeSessionDocument *self);
 /* A schema-2 session's lanes decode their instants when a query first
  * needs them, so a damaged chunk shows only then: the lane's answers leave
  * it out (the timeline draws what it can).  This returns the first such
- * error (COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, or ..._FAILED when the file
+ * error (COWSCOPE_SESSION_ERROR_DAMAGED, or ..._FAILED when the file
  * could not be read) once, for the application to report; later calls
  * return NULL.  Thread-safe. */
 GError *cowscope_session_document_take_query_error (CowscopeSessionDocument *self);
