@@ -6,9 +6,10 @@
  * mutex-protected slot holding the newest unpublished snapshot, which a
  * single idle source per snapshot moves into the object.
  *
- * Events become lane items and counter values by the loader's own rules
- * (cowscope-lane-rules.h) and graph state by cowscope-graph-state.c's,
- * shared with the graph builder; both are applied incrementally here.
+ * Events become lane items, counter values and graph state by the session
+ * format's rules (cowscope-format-timeline.h, cowscope-format-counters.h,
+ * cowscope-graph-state.h), which the finalizer and the graph builder
+ * apply too; here they are applied incrementally.
  */
 #include "cowscope-live-session.h"
 
@@ -290,12 +291,14 @@ totals_apply (CowscopeLiveTotals *t, gint64 type, gint64 aux, const gint64 v[5])
       t->eager_copies++;
       t->bytes_copied += (guint64) MAX (v[4], 0);
     }
-  else if (type == COW_EVENT_MATERIALIZE_END && (aux & 0xff) == COW_MATERIALIZE_COPY)
+  else if (type == COW_EVENT_MATERIALIZE_END
+           && (aux & COW_MATERIALIZE_KIND_MASK) == COW_MATERIALIZE_COPY)
     {
       t->copies++;
       t->bytes_copied += (guint64) MAX (v[3], 0);
     }
-  else if (type == COW_EVENT_MATERIALIZE_END && (aux & 0xff) == COW_MATERIALIZE_STEAL)
+  else if (type == COW_EVENT_MATERIALIZE_END
+           && (aux & COW_MATERIALIZE_KIND_MASK) == COW_MATERIALIZE_STEAL)
     t->steals++;
 }
 

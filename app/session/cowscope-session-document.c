@@ -398,36 +398,14 @@ query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b
   return TRUE;
 }
 
-/* The seq range of the events and the time bounds of events and CUDA
- * records.  min/max on rowid and (with the finalizer's index) on ts are
- * O(log n), but only one per SELECT (SQLite scans the whole table or
- * index for "min(x), max(x)" in one query). */
+/* The seq range of the events and the session's time span. */
 static gboolean
 load_bounds (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
 {
-  const char *path = self->path;
-  gint64 min_ts, max_ts, cuda_min, cuda_max;
-  if (!query_pair (db, path,
-                   "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)",
-                   &self->first_seq, &self->last_seq, 0, error)
-      || !query_pair (db, path,
-                      "SELECT (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)",
-                      &min_ts, &max_ts, G_MININT64, error)
-      || !query_pair (db, path,
-                      "SELECT (SELECT min(start_ns) FROM cuda_activity),"
-                      " (SELECT max(end_ns) FROM cuda_activity)",
-                      &cuda_min, &cuda_max, G_MININT64, error))
-    return FALSE;
-  if (min_ts == G_MININT64)
-    min_ts = max_ts = cuda_min != G_MININT64 ? cuda_min : 0;
-  if (cuda_min != G_MININT64)
-    {
-      min_ts = MIN (min_ts, cuda_min);
-      max_ts = MAX (max_ts, cuda_max);
-    }
-  self->start_ns = min_ts;
-  self->end_ns = MAX (max_ts, min_ts);
-  return TRUE;
+  return query_pair (db, self->path,
+                     "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)",
+                     &self->first_seq, &self->last_seq, 0, error)
+         && cowscope_format_query_bounds (db, self->path, &self->start_ns, &self->end_ns, error);
 }
 
 /* ---- timeline lanes ----------------------------------------------------- */

@@ -65,18 +65,7 @@ cowscope_session_tables_query_int (CowscopeSessionTables *tables, const char *sq
 gboolean
 cowscope_session_tables_has_table (CowscopeSessionTables *tables, const char *name)
 {
-  sqlite3_stmt *stmt = NULL;
-  gboolean found = FALSE;
-
-  if (sqlite3_prepare_v2 (tables->db,
-                          "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?",
-                          -1, &stmt, NULL) == SQLITE_OK)
-    {
-      sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
-      found = sqlite3_step (stmt) == SQLITE_ROW;
-    }
-  sqlite3_finalize (stmt);
-  return found;
+  return cowscope_format_has_table (tables->db, name);
 }
 
 gboolean

@@ -347,10 +347,42 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
   return exec (db, path, "PRAGMA journal_mode = DELETE", error);
 }
 
+/* Finalizes a session that an older version finalized: its events are in
+ * time order and its derived tables are what derive_sql gives (no
+ * version changed them), so only what the current version added is
+ * derived: the IPC tables when it lacks them, the packed summaries. */
+static gboolean
+refinalize (sqlite3 *db, const char *path, GError **error)
+{
+  gboolean had_ipc = cowscope_format_has_table (db, "ipc_refs")
+                     && cowscope_format_has_table (db, "ipc_blocks");
+  g_autofree char *version_sql = g_strdup_printf ("PRAGMA user_version = %d;",
+                                                  cowscope_format_schema_version ());
+  if (!exec (db, path, "BEGIN", error))
+    return FALSE;
+  if (!check (cowscope_format_upgrade_schema (db), db, path, error)
+      || !check (cowscope_format_fill_lookup_tables (db), db, path, error)
+      || !exec (db, path, index_sql, error)
+      || !exec (db, path, derived_index_sql, error)
+      || (!had_ipc && !exec (db, path, ipc_derive_sql, error))
+      || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
+      || !exec (db, path, version_sql, error)
+      || !exec (db, path, "INSERT OR REPLACE INTO meta (key, value) VALUES"
+                          " ('checkpoint_interval', " G_STRINGIFY (COWSCOPE_CHECKPOINT_INTERVAL) ")",
+                error)
+      || !exec (db, path, "COMMIT", error))
+    {
+      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      return FALSE;
+    }
+  return exec (db, path, "PRAGMA journal_mode = DELETE", error);
+}
+
 char *
 cowscope_format_finalized_copy (const char *path, GError **error)
 {
-  g_autoptr (sqlite3) source = cowscope_format_open (path, COWSCOPE_FORMAT_OPEN_READ_ONLY, NULL,
+  CowscopeFormatInfo info;
+  g_autoptr (sqlite3) source = cowscope_format_open (path, COWSCOPE_FORMAT_OPEN_READ_ONLY, &info,
                                                      error);
   if (source == NULL)
     return NULL;
@@ -380,7 +412,8 @@ cowscope_format_finalized_copy (const char *path, GError **error)
 
   g_autoptr (sqlite3) db = NULL;
   if (sqlite3_open_v2 (copy, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK
-      || !cowscope_format_finalize (db, path, NULL, error))
+      || !(info.finalized ? refinalize (db, path, error)
+                          : cowscope_format_finalize (db, path, NULL, error)))
     {
       if (error != NULL && *error == NULL)
         cowscope_format_set_write_error (error, db, copy, "open");

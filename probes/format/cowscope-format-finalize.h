@@ -8,7 +8,8 @@
  * caller's symbolization of stack frames, the packed summaries
  * (cowscope-format-index.h) and the meta totals; then meta.finalized = 1
  * and a single file (journal_mode = DELETE).  Running it again rebuilds
- * the same result, which is how an older session is upgraded.
+ * the same result, which is how `cowscope-cli finalize` upgrades an older
+ * session in place; readers upgrade a copy (cowscope_format_finalized_copy()).
  */
 #pragma once
 
@@ -33,9 +34,11 @@ gboolean cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbol
 
 /* A finalized copy of the session @path, made in a new temporary file
  * whose name it returns (the caller deletes it); @path itself is only
- * read.  For readers of a session that is not current (an older schema,
- * or never finalized: its frames then stay unsymbolized).  NULL with
- * @error when @path cannot be opened or the copy cannot be written. */
+ * read.  For readers of a session that is not current: one never
+ * finalized is finalized (its frames stay unsymbolized); one finalized by
+ * an older version gets what this version derives and that one did not
+ * (the packed summaries, the IPC tables), its derived tables kept.  NULL
+ * with @error when @path cannot be opened or the copy cannot be written. */
 char *cowscope_format_finalized_copy (const char *path, GError **error);
 
 G_END_DECLS

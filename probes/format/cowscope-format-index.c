@@ -8,6 +8,7 @@
 #include "cow-trace.h"
 #include "cowscope-format-counters.h"
 #include "cowscope-format-error.h"
+#include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-format-timeline.h"
 #include "cowscope-format-vocabulary.h"
@@ -584,45 +585,6 @@ scan_spans (Writer *w, GError **error)
   return rc == SQLITE_DONE || fail (w, error);
 }
 
-/* One integer pair from @sql (NULL -> @fallback). */
-static gboolean
-query_pair (Writer *w, const char *sql, gint64 *a, gint64 *b, gint64 fallback, GError **error)
-{
-  sqlite3_stmt *q;
-  if (!prepare (w, sql, &q, error))
-    return FALSE;
-  *a = *b = fallback;
-  if (sqlite3_step (q) == SQLITE_ROW)
-    {
-      *a = col_int (q, 0, fallback);
-      *b = col_int (q, 1, fallback);
-    }
-  sqlite3_finalize (q);
-  return TRUE;
-}
-
-/* The session's bounds: its events, widened by its CUDA activity (the
- * counter tracks cover exactly what the application shows). */
-static gboolean
-session_bounds (Writer *w, gint64 *start, gint64 *end, GError **error)
-{
-  gint64 min_ts, max_ts, cuda_min, cuda_max;
-  if (!query_pair (w, "SELECT min (ts), max (ts) FROM events", &min_ts, &max_ts, G_MININT64, error)
-      || !query_pair (w, "SELECT min (start_ns), max (end_ns) FROM cuda_activity", &cuda_min,
-                      &cuda_max, G_MININT64, error))
-    return FALSE;
-  if (min_ts == G_MININT64)
-    min_ts = max_ts = cuda_min != G_MININT64 ? cuda_min : 0;
-  if (cuda_min != G_MININT64)
-    {
-      min_ts = MIN (min_ts, cuda_min);
-      max_ts = MAX (max_ts, cuda_max);
-    }
-  *start = min_ts;
-  *end = MAX (max_ts, min_ts);
-  return TRUE;
-}
-
 gboolean
 cowscope_format_index_write (sqlite3 *db, const char *path, gint64 checkpoint_interval,
                              GError **error)
@@ -656,7 +618,8 @@ cowscope_format_index_write (sqlite3 *db, const char *path, gint64 checkpoint_in
                        " VALUES (?, ?, ?, ?)", &w.ins_cpo, error)
       || !prepare (&w, "INSERT INTO checkpoint_states VALUES (?, ?, ?)", &w.ins_state, error)
       || !prepare (&w, "INSERT INTO checkpoint_replays VALUES (?, ?, ?, ?, ?)", &w.ins_replay, error)
-      || !session_bounds (&w, &start, &end, error))
+      /* The counter tracks cover exactly what the application shows. */
+      || !cowscope_format_query_bounds (db, path, &start, &end, error))
     goto out;
   for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
     counters.bins[k] = cowscope_counter_bins_new (start, end, COWSCOPE_COUNTER_BINS);

@@ -163,8 +163,8 @@ query_int (sqlite3 *db, const char *path, const char *sql, gint64 *out, GError *
   return TRUE;
 }
 
-static gboolean
-has_table (sqlite3 *db, const char *name)
+gboolean
+cowscope_format_has_table (sqlite3 *db, const char *name)
 {
   sqlite3_stmt *stmt = NULL;
   gboolean found = FALSE;
@@ -200,7 +200,7 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
   if (!query_int (db, path, "PRAGMA user_version", &user_version, error)
       || !query_int (db, path, "SELECT count(*) FROM main.sqlite_master", &n_objects, error))
     return FALSE;
-  g_autofree char *format = has_table (db, "meta") ? cowscope_format_meta_text (db, "format")
+  g_autofree char *format = cowscope_format_has_table (db, "meta") ? cowscope_format_meta_text (db, "format")
                                                    : NULL;
   if (format == NULL)
     {
@@ -209,7 +209,7 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
                    path);
       return FALSE;
     }
-  if (strcmp (format, "cowscope-session") != 0)
+  if (strcmp (format, COWSCOPE_FORMAT_NAME) != 0)
     {
       g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_SESSION,
                    _("not a Cowscope session: %s has format '%s'"), path, format);
@@ -233,7 +233,7 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
     }
   const char *const *tables = cowscope_format_required_tables ((int) version);
   for (gsize i = 0; tables != NULL && tables[i] != NULL; i++)
-    if (!has_table (db, tables[i]))
+    if (!cowscope_format_has_table (db, tables[i]))
       {
         g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
                      _("%s is damaged: table '%s' is missing"), path, tables[i]);
@@ -253,6 +253,50 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
   info->current = finalized && version == current
                   && meta_int (db, "index_format", 0) == COWSCOPE_FORMAT_INDEX_VERSION;
   info->checkpoint_interval = meta_int (db, "checkpoint_interval", 0);
+  return TRUE;
+}
+
+/* Reads one row of two integers of @sql (NULL -> G_MININT64). */
+static gboolean
+query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (db, path, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      cowscope_format_set_error (error, db, rc, path, "bounds");
+      return FALSE;
+    }
+  *a = cowscope_format_column_int (stmt, 0, G_MININT64);
+  *b = cowscope_format_column_int (stmt, 1, G_MININT64);
+  return TRUE;
+}
+
+/* min/max on an index are O(log n), but only one per SELECT (SQLite scans
+ * the whole table or index for "min(x), max(x)" in one query). */
+gboolean
+cowscope_format_query_bounds (sqlite3 *db, const char *path, gint64 *start_ns, gint64 *end_ns,
+                              GError **error)
+{
+  gint64 min_ts, max_ts, cuda_min, cuda_max;
+  if (!query_pair (db, path, "SELECT (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)",
+                   &min_ts, &max_ts, error)
+      || !query_pair (db, path,
+                      "SELECT (SELECT min(start_ns) FROM cuda_activity),"
+                      " (SELECT max(end_ns) FROM cuda_activity)",
+                      &cuda_min, &cuda_max, error))
+    return FALSE;
+  if (min_ts == G_MININT64)
+    min_ts = max_ts = cuda_min != G_MININT64 ? cuda_min : 0;
+  if (cuda_min != G_MININT64)
+    {
+      min_ts = MIN (min_ts, cuda_min);
+      max_ts = MAX (max_ts, cuda_max);
+    }
+  *start_ns = min_ts;
+  *end_ns = MAX (max_ts, min_ts);
   return TRUE;
 }
 

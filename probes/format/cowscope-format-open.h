@@ -46,6 +46,15 @@ sqlite3 *cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags,
 sqlite3_stmt *cowscope_format_statement (sqlite3 *db, const char *path, const char *sql,
                                          GError **error);
 
+/* TRUE when the main schema of @db has a table named @name. */
+gboolean cowscope_format_has_table (sqlite3 *db, const char *name);
+
+/* The time span of a session: from its first event to its last, widened
+ * by its CUDA activity (0, 0 when it has neither); what the timeline and
+ * the counter tracks cover.  FALSE with @error (naming @path). */
+gboolean cowscope_format_query_bounds (sqlite3 *db, const char *path, gint64 *start_ns,
+                                       gint64 *end_ns, GError **error);
+
 /* meta.@key as a new string (NULL when absent or NULL). */
 char *cowscope_format_meta_text (sqlite3 *db, const char *key);
 

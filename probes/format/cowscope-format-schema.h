@@ -14,6 +14,9 @@
 
 G_BEGIN_DECLS
 
+/* meta.format of every session. */
+#define COWSCOPE_FORMAT_NAME "cowscope-session"
+
 /* meta.index_format: the layout of the packed BLOBs
  * (cowscope-packed-records.h) a finalized session of this build holds. */
 #define COWSCOPE_FORMAT_INDEX_VERSION 1

@@ -264,7 +264,7 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
   utc = g_date_time_new_now_utc ();
   created = g_date_time_format_iso8601 (utc);
   writer->in_transaction = TRUE;
-  if (!cowscope_session_writer_meta_text (writer, "format", "cowscope-session", error)
+  if (!cowscope_session_writer_meta_text (writer, "format", COWSCOPE_FORMAT_NAME, error)
       || !cowscope_session_writer_meta_int (writer, "schema_version",
                                             cowscope_format_schema_version (), error)
       || !cowscope_session_writer_meta_text (writer, "recorder_version", COWSCOPE_VERSION, error)

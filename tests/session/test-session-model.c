@@ -786,11 +786,11 @@ test_graph_cache_matches_cold (void)
     }
 }
 
-/* The recorder writes each checkpoint's packed state with its own copy of
- * the graph rules (cowscope-session-index.c); the model replays the
- * events after a checkpoint with cowscope-graph-state.c.  At every
- * checkpoint, its packed state equals the previous one (or the start)
- * plus the model's replay of the interval in between. */
+/* The finalizer writes each checkpoint's packed state (the format's
+ * cowscope-format-index.c); the model replays the packed events after a
+ * checkpoint.  At every checkpoint, its packed state equals the previous
+ * one (or the start) plus the model's replay of the interval in between:
+ * the state record and the replay record agree. */
 static void
 test_graph_packed_state_matches_replay (void)
 {
@@ -1133,8 +1133,9 @@ describe_timeline (CowscopeSessionDocument *doc, GPtrArray *out)
     }
 }
 
-/* A schema-1 session still opens (from its rows), and its lanes, counter
- * tracks and graphs equal those the packed tables give. */
+/* A schema-1 session still opens (from a finalized copy: its own file is
+ * not written), and its lanes, counter tracks and graphs equal those the
+ * packed tables give. */
 static void
 test_schema1_matches_packed (void)
 {
@@ -1185,6 +1186,10 @@ test_schema1_matches_packed (void)
           g_assert_cmpstr (x->label, ==, y->label);
         }
     }
+  /* The file that was opened is still the schema-1 file it was. */
+  g_assert_cmpint (sql_int (old, "PRAGMA user_version"), ==, 1);
+  g_assert_cmpint (sql_int (old, "SELECT count(*) FROM sqlite_master WHERE name = 'timeline_lanes'"),
+                   ==, 0);
   g_unlink (old);
 }
 
