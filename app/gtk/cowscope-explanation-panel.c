@@ -6,7 +6,6 @@
 #include <inttypes.h>
 
 #include "cowscope-explanation-panel.h"
-#include "cowscope-format-error.h"
 #include "cowscope-stack-frame.h"
 
 struct _CowscopeExplanationPanel {

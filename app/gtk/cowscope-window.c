@@ -14,7 +14,6 @@
 
 #include "cowscope-export-dialog.h"
 #include "cowscope-session-document.h"
-#include "cowscope-format-error.h"
 #include "cowscope-start-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"

@@ -20,6 +20,7 @@
 
 #include <gio/gio.h>
 
+#include "cowscope-format-error.h" /* the errors a document reports: COWSCOPE_SESSION_ERROR */
 #include "cowscope-session-types.h"
 #include "cowscope-timeline-lane.h"
 

@@ -59,8 +59,8 @@ cowscope_format_set_write_error (GError **error, sqlite3 *db, const char *path, 
     sys = ENOSPC;
   if (sys != 0)
     g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,
-                 _("cannot %s session '%s': %s (%s)"), what, path, g_strerror (sys), message);
+                 "cannot %s session '%s': %s (%s)", what, path, g_strerror (sys), message);
   else
     g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,
-                 _("cannot %s session '%s': %s"), what, path, message);
+                 "cannot %s session '%s': %s", what, path, message);
 }

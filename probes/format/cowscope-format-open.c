@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gi18n-lib.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -135,8 +136,7 @@ check_file (const char *path, GError **error)
   if (count_valid && pages > 0 && (guint64) st.st_size < (guint64) page_size * pages)
     {
       g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
-                   _("%s is damaged: it is truncated (%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                     " bytes)"),
+                   _("%s is damaged: it is truncated (%" PRIu64 " of %" PRIu64 " bytes)"),
                    path, (guint64) st.st_size, (guint64) page_size * pages);
       return FALSE;
     }
@@ -226,7 +226,7 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
   if (version > current)
     {
       g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NEWER,
-                   _("%s was written by a newer Cowscope (schema %" G_GINT64_FORMAT
+                   _("%s was written by a newer Cowscope (schema %" PRId64
                      "; this build reads up to %d)"),
                    path, version, current);
       return FALSE;
