@@ -9,18 +9,29 @@
 typedef struct {
   const CowscopeGraphState *st;
   const guint32 *where; /* slot index -> node index, G_MAXUINT32: dead */
+  const CowscopeGraphNode *nodes;
 } Index;
 
-/* The node index of live object (@kind, @pid, @id), or -1. */
+/* The node index of live object (@kind, @pid, @id), or -1.  The key is
+ * checked on the node (which the caller reads next anyway), not on the
+ * state's slot. */
 static inline gint
 find_node (const Index *x, guint8 kind, guint32 pid, guint64 id)
 {
   if (id == 0)
     return -1;
-  gint64 slot = cowscope_graph_state_find_slot (x->st, kind, pid, id);
-  if (slot < 0 || x->where[slot] == G_MAXUINT32)
-    return -1;
-  return (gint) x->where[slot];
+  CowscopeGraphStateProbe probe;
+  cowscope_graph_state_probe_start (x->st, kind, pid, id, &probe);
+  for (gint64 slot; (slot = cowscope_graph_state_probe_next (&probe)) >= 0;)
+    {
+      guint32 k = x->where[slot];
+      if (k == G_MAXUINT32)
+        continue;
+      const CowscopeGraphNode *m = &x->nodes[k];
+      if (m->id == id && m->pid == pid && m->kind == kind)
+        return (gint) k;
+    }
+  return -1;
 }
 
 static inline void
@@ -79,7 +90,7 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
       if (name != NULL)
         n[k].label = g_string_chunk_insert (labels, name);
     }
-  Index x = { st, where };
+  Index x = { st, where, n };
 
   GArray *edges = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphEdge), n_nodes);
   /* The allocation a context or an owning storage owns, found once. */

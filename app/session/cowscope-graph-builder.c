@@ -416,17 +416,20 @@ replay_packed (Builder *b, Cursor *c, gint64 seq, guint64 *n_applied, GCancellab
   CowscopeReplayEvent ev = c->last;
   while (!cowscope_packed_reader_done (&r))
     {
+      /* The deltas' bases, to step back over an event after @seq. */
       const guint8 *start = r.p;
-      CowscopeReplayEvent next = ev;
-      cowscope_replay_read_head (&r, &next);
+      gint64 prev_seq = ev.seq, prev_ts = ev.ts, prev_pid = ev.pid;
+      cowscope_replay_read_head (&r, &ev);
       if (!cowscope_packed_reader_ok (&r))
         break;
-      if (next.seq > seq)
+      if (ev.seq > seq)
         {
           r.p = start;
+          ev.seq = prev_seq;
+          ev.ts = prev_ts;
+          ev.pid = prev_pid;
           break;
         }
-      ev = next;
       CowscopeLiveObject *born =
         cowscope_graph_state_apply (c->st, ev.type, ev.aux, (guint32) ev.pid, ev.v);
       gint64 free_ts;

@@ -462,6 +462,17 @@ cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 kind, gui
   return find_slot (self, kind, pid, id);
 }
 
+void
+cowscope_graph_state_probe_start (const CowscopeGraphState *self, guint8 kind, guint32 pid,
+                                  guint64 id, CowscopeGraphStateProbe *probe)
+{
+  guint64 h = hash_key (kind, pid, id);
+  probe->table = self->table;
+  probe->mask = self->mask;
+  probe->at = h & self->mask;
+  probe->tag = h & ~(guint64) G_MAXUINT32;
+}
+
 static int
 compare_slot_ids (gconstpointer a, gconstpointer b, gpointer data)
 {
