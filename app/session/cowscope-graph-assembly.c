@@ -7,7 +7,7 @@
 #include <string.h>
 
 typedef struct {
-  const CowscopeGraphState *st;
+  CowscopeGraphStateIndex state;
   const guint32 *where; /* slot index -> node index, G_MAXUINT32: dead */
   const CowscopeGraphNode *nodes;
 } Index;
@@ -21,7 +21,7 @@ find_node (const Index *x, guint8 kind, guint32 pid, guint64 id)
   if (id == 0)
     return -1;
   CowscopeGraphStateProbe probe;
-  cowscope_graph_state_probe_start (x->st, kind, pid, id, &probe);
+  cowscope_graph_state_probe_start (&x->state, kind, pid, id, &probe);
   for (gint64 slot; (slot = cowscope_graph_state_probe_next (&probe)) >= 0;)
     {
       guint32 k = x->where[slot];
@@ -75,14 +75,18 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
   GStringChunk *labels = g_string_chunk_new (4096);
   CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
 
-  /* Copy out the live objects in node order. */
+  /* Copy out the live objects in node order; only tensors have names. */
+  Index x;
+  cowscope_graph_state_get_index (st, &x.state);
   g_autofree guint32 *order = cowscope_graph_state_sort (st);
   g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1));
   memset (where, 0xff, sizeof (guint32) * n_slots);
   for (guint k = 0; k < n_nodes; k++)
     {
       where[order[k]] = k;
-      node_from_object (&n[k], cowscope_graph_state_get_slot (st, order[k]));
+      node_from_object (&n[k], cowscope_graph_state_index_object (&x.state, order[k]));
+      if (n[k].kind != COWSCOPE_NODE_TENSOR)
+        continue;
       gint64 name_id = 0;
       const char *name = cowscope_graph_state_get_slot_name (st, order[k], &name_id);
       if (name == NULL && name_id != 0 && options->name_func != NULL)
@@ -90,7 +94,8 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
       if (name != NULL)
         n[k].label = g_string_chunk_insert (labels, name);
     }
-  Index x = { st, where, n };
+  x.where = where;
+  x.nodes = n;
 
   GArray *edges = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphEdge), n_nodes);
   /* The allocation a context or an owning storage owns, found once. */

@@ -31,13 +31,6 @@ struct _CowscopeGraphState {
   GByteArray *names; /* NUL-terminated names, appended */
 };
 
-static inline guint64
-hash_key (guint8 kind, guint32 pid, guint64 id)
-{
-  guint64 h = id * 0x9E3779B97F4A7C15ull;
-  h ^= ((guint64) pid << 8 | kind) * 0xC2B2AE3D27D4EB4Full;
-  return h ^ (h >> 29);
-}
 
 /* An empty state. */
 CowscopeGraphState *
@@ -126,7 +119,7 @@ static inline gint64
 find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 {
   const Slot *slots = self->slots;
-  guint64 h = hash_key (kind, pid, id);
+  guint64 h = cowscope_graph_state_hash (kind, pid, id);
   guint64 tag = h & ~(guint64) G_MAXUINT32;
   gsize i = h & self->mask;
   for (;;)
@@ -149,7 +142,7 @@ static void
 table_put (CowscopeGraphState *self, guint32 index)
 {
   const Slot *s = &self->slots[index];
-  guint64 h = hash_key (s->node.kind, s->node.pid, s->node.id);
+  guint64 h = cowscope_graph_state_hash (s->node.kind, s->node.pid, s->node.id);
   gsize i = h & self->mask;
   while (self->table[i] != 0)
     i = (i + 1) & self->mask;
@@ -463,14 +456,13 @@ cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 kind, gui
 }
 
 void
-cowscope_graph_state_probe_start (const CowscopeGraphState *self, guint8 kind, guint32 pid,
-                                  guint64 id, CowscopeGraphStateProbe *probe)
+cowscope_graph_state_get_index (const CowscopeGraphState *self, CowscopeGraphStateIndex *index)
 {
-  guint64 h = hash_key (kind, pid, id);
-  probe->table = self->table;
-  probe->mask = self->mask;
-  probe->at = h & self->mask;
-  probe->tag = h & ~(guint64) G_MAXUINT32;
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (Slot, node) == 0);
+  index->table = self->table;
+  index->mask = self->mask;
+  index->objects = &self->slots[0].node;
+  index->stride = sizeof (Slot);
 }
 
 static int

@@ -128,20 +128,58 @@ const char *cowscope_graph_state_get_slot_name (const CowscopeGraphState *self, 
 gint64 cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid,
                                        guint64 id);
 
-/* find_slot() for a caller that keeps its own copy of the objects and
- * checks the key there (the sharing graph's nodes, which it reads next
- * anyway): the slots whose hash matches the key, in probe order, without
- * reading the slots themselves (in a state of 100,000 objects each read
- * is a cache miss).  next() returns -1 once there is none left. */
+/* The state's own index, for a caller that copies the live objects out
+ * (the sharing graph's nodes) and looks keys up among its copies: a probe
+ * hands out the slots whose hash matches, without reading the slots
+ * themselves (in a state of 100,000 objects each read is a cache miss),
+ * and the caller checks the key on its copy.  Valid until the state
+ * changes.  Each table entry is the key's hash with its low 32 bits
+ * replaced by the slot + 1; 0 is an empty entry. */
+typedef struct {
+  const guint64 *table;
+  gsize mask;
+  const CowscopeLiveObject *objects; /* slot k's object is at objects + k * stride bytes */
+  gsize stride;
+} CowscopeGraphStateIndex;
+
+void cowscope_graph_state_get_index (const CowscopeGraphState *self,
+                                     CowscopeGraphStateIndex *index);
+
+/* The hash of a key (the table's; stable for the process). */
+static inline guint64
+cowscope_graph_state_hash (guint8 kind, guint32 pid, guint64 id)
+{
+  guint64 h = id * 0x9E3779B97F4A7C15ull;
+  h ^= ((guint64) pid << 8 | kind) * 0xC2B2AE3D27D4EB4Full;
+  return h ^ (h >> 29);
+}
+
+/* Slot @slot's object (alive or dead) through @index. */
+static inline const CowscopeLiveObject *
+cowscope_graph_state_index_object (const CowscopeGraphStateIndex *index, gsize slot)
+{
+  return (const CowscopeLiveObject *) (gconstpointer) ((const char *) index->objects
+                                                       + slot * index->stride);
+}
+
 typedef struct {
   const guint64 *table;
   gsize mask, at;
   guint64 tag;
 } CowscopeGraphStateProbe;
 
-void cowscope_graph_state_probe_start (const CowscopeGraphState *self, guint8 kind, guint32 pid,
-                                       guint64 id, CowscopeGraphStateProbe *probe);
+static inline void
+cowscope_graph_state_probe_start (const CowscopeGraphStateIndex *index, guint8 kind, guint32 pid,
+                                  guint64 id, CowscopeGraphStateProbe *probe)
+{
+  guint64 h = cowscope_graph_state_hash (kind, pid, id);
+  probe->table = index->table;
+  probe->mask = index->mask;
+  probe->at = h & index->mask;
+  probe->tag = h & ~(guint64) G_MAXUINT32;
+}
 
+/* The next slot whose hash matches, or -1 when there is none left. */
 static inline gint64
 cowscope_graph_state_probe_next (CowscopeGraphStateProbe *probe)
 {
@@ -155,6 +193,7 @@ cowscope_graph_state_probe_next (CowscopeGraphStateProbe *probe)
         return (gint64) (guint32) v - 1;
     }
 }
+
 /* The live slots in (kind, pid, id) order, the order of a checkpoint's
  * records and of the sharing graph's nodes: a new array of
  * get_n_live() indices. */
