@@ -6,7 +6,7 @@
  * packed state; the session model applies them to replay the events after
  * a checkpoint (app/session/cowscope-graph-builder.c) and to follow a
  * recording (app/session/cowscope-live-session.c), then turns a state into
- * its sharing graph (app/session/cowscope-sharing-graph.c).
+ * its sharing graph (app/session/cowscope-graph-assembly.c).
  */
 #pragma once
 
