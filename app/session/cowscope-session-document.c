@@ -643,12 +643,13 @@ publish_lanes (CowscopeSessionDocument *self, LaneLoad *load)
 {
   g_autoptr (GPtrArray) builds = g_ptr_array_new_with_free_func (lane_build_free);
   GHashTableIter iter;
-  gpointer value;
+  gpointer key, value;
   g_hash_table_iter_init (&iter, load->by_id);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  while (g_hash_table_iter_next (&iter, &key, &value))
     {
       g_ptr_array_add (builds, value);
       g_hash_table_iter_steal (&iter);
+      g_free (key);
     }
   g_ptr_array_sort (builds, compare_lane_builds);
   for (int pass = 0; pass < 2; pass++)

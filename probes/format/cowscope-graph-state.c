@@ -64,7 +64,8 @@ cowscope_graph_state_copy (const CowscopeGraphState *self, gsize extra,
       copy->cap_slots = self->n_slots + (guint) extra;
       copy->slots = g_new (Slot, MAX (copy->cap_slots, 1));
     }
-  memcpy (copy->slots, self->slots, sizeof (Slot) * self->n_slots);
+  if (self->n_slots > 0) /* an empty state may have no slots array at all */
+    memcpy (copy->slots, self->slots, sizeof (Slot) * self->n_slots);
   copy->n_slots = self->n_slots;
   if (copy->table == NULL || copy->mask != self->mask)
     {
@@ -461,7 +462,9 @@ cowscope_graph_state_get_index (const CowscopeGraphState *self, CowscopeGraphSta
   G_STATIC_ASSERT (G_STRUCT_OFFSET (Slot, node) == 0);
   index->table = self->table;
   index->mask = self->mask;
-  index->objects = &self->slots[0].node;
+  /* A slot pointer is an object pointer (the object comes first); an
+   * empty copy may have no slots array. */
+  index->objects = (const CowscopeLiveObject *) (gconstpointer) self->slots;
   index->stride = sizeof (Slot);
 }
 
