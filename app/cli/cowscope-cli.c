@@ -16,8 +16,7 @@
 #include "cowscope-recorder.h"
 #include "cowscope-session-finalize.h"
 
-#include "cowscope-export.h"
-#include "cowscope-report.h"
+#include "cowscope-cli-commands.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2

@@ -1,7 +1,7 @@
 /* cowscope-object-events.c — see cowscope-object-events.h. */
 #include "cowscope-object-events.h"
 
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 typedef struct {
@@ -84,7 +84,7 @@ find_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
         {
           if (g_cancellable_set_error_if_cancelled (cancellable, &error))
             break;
-          sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, *sql, &error);
+          sqlite3_stmt *stmt = cowscope_format_statement (db, path, *sql, &error);
           if (stmt == NULL)
             break;
           sqlite3_bind_int64 (stmt, 1, ref->pid);
@@ -95,14 +95,14 @@ find_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
               CowscopeObjectEvent ev = {
                 .seq = sqlite3_column_int64 (stmt, 0),
                 .pid = ref->pid,
-                .tid = cowscope_session_db_column_int (stmt, 1, 0),
-                .start_ns = cowscope_session_db_column_int (stmt, 2, 0),
+                .tid = cowscope_format_column_int (stmt, 1, 0),
+                .start_ns = cowscope_format_column_int (stmt, 2, 0),
               };
-              ev.end_ns = MAX (cowscope_session_db_column_int (stmt, 3, ev.start_ns), ev.start_ns);
+              ev.end_ns = MAX (cowscope_format_column_int (stmt, 3, ev.start_ns), ev.start_ns);
               g_array_append_val (events, ev);
             }
           if (rc != SQLITE_DONE)
-            cowscope_session_db_set_error (&error, db, rc, path, "highlighted objects");
+            cowscope_format_set_error (&error, db, rc, path, "highlighted objects");
           sqlite3_finalize (stmt);
         }
     }

@@ -1,25 +1,16 @@
 /* cowscope-probe-sink.c — the engine's trace sink: every event into the
  * calling thread's ring, and the user's call stack after the events that
- * a report explains (lazy clones, materializations, simulate-mode
- * warnings, IPC sends).
+ * a report explains (the session format's list: cowscope-stack-events.h).
  *
  * Hot path: a TLS load, one ring write (allocation-free, lock-free) and a
- * table lookup.  Everything else is in the cold paths of the thread and
+ * mask test.  Everything else is in the cold paths of the thread and
  * connection files.
  */
 #include "cowscope-probe-private.h"
 #include "cowscope-probe.h"
+#include "cowscope-stack-events.h"
 
 #include <string.h>
-
-/* Events followed by a STACK blob (cowscope-protocol.h). */
-static const bool takes_stack[COW_N_EVENT_TYPES] = {
-  [COW_EVENT_LAZY_CLONE] = true,
-  [COW_EVENT_LAZY_CLONE_EAGER] = true,
-  [COW_EVENT_MATERIALIZE_BEGIN] = true,
-  [COW_EVENT_SIMULATE_VIOLATION] = true,
-  [COW_EVENT_IPC_SEND] = true,
-};
 
 /* A STACK blob: blob header, stack header, frames. */
 typedef struct {
@@ -73,8 +64,8 @@ sink_event (const CowTraceEvent *event, void *user_data)
     return;
   bool stored = cowscope_ring_write_event (t->ring, event);
   /* Config is read-only once the sink is installed. */
-  if (PROBE_UNLIKELY (event->type < COW_N_EVENT_TYPES && takes_stack[event->type])
-      && stored && cowscope_probe_config.stacks)
+  if (PROBE_UNLIKELY (cowscope_event_takes_stack (event->type)) && stored
+      && cowscope_probe_config.stacks)
     write_stack (t, event);
   cowscope_probe_leave ();
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "cowscope-protocol.h"
+#include "cowscope-stack-events.h"
 #include "cowscope-thread-priority.h"
 
 /* Records taken from one ring before moving to the next, so one busy
@@ -134,24 +135,6 @@ slot_free (RingSlot *slot)
   g_free (slot);
 }
 
-/* Events after which the probe may write a STACK blob. */
-static gboolean
-takes_stack (uint32_t type)
-{
-  switch (type)
-    {
-    case COW_EVENT_LAZY_CLONE:
-    case COW_EVENT_LAZY_CLONE_EAGER:
-    case COW_EVENT_MATERIALIZE_BEGIN:
-    case COW_EVENT_MATERIALIZE_END:
-    case COW_EVENT_SIMULATE_VIOLATION:
-    case COW_EVENT_IPC_SEND:
-      return TRUE;
-    default:
-      return FALSE;
-    }
-}
-
 static gboolean
 flush_pending (CowscopeCollector *c, RingSlot *slot, int64_t stack_id, GError **error)
 {
@@ -179,7 +162,7 @@ handle_record (CowscopeCollector *c, RingSlot *slot, const CowscopeRingRecord *r
         if (!flush_pending (c, slot, 0, error))
           return FALSE;
         memcpy (&slot->pending, rec->payload, sizeof (CowTraceEvent));
-        if (c->stacks && takes_stack (slot->pending.type))
+        if (c->stacks && cowscope_event_takes_stack (slot->pending.type))
           {
             slot->have_pending = TRUE;
             return TRUE;

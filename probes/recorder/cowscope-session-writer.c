@@ -8,11 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cowscope-format-schema.h"
 #include "cowscope-recorder-error.h"
 #include "cowscope-wal-checkpointer.h"
 
-/* data/session-schema.sql, embedded at build time. */
-extern const char cowscope_recorder_schema_sql[];
 
 enum {
   STMT_EVENT,
@@ -116,6 +115,18 @@ static gboolean
 exec_sql (CowscopeSessionWriter *writer, const char *sql, GError **error)
 {
   if (sqlite3_exec (writer->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The format's schema, in the open transaction. */
+static gboolean
+create_schema (CowscopeSessionWriter *writer, GError **error)
+{
+  if (!cowscope_format_create_schema (writer->db))
     {
       cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
       return FALSE;
@@ -237,7 +248,7 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
    * a profile). */
   if (!exec_sql (writer, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;", error)
       || !exec_sql (writer, "BEGIN", error)
-      || !exec_sql (writer, cowscope_recorder_schema_sql, error))
+      || !create_schema (writer, error))
     goto fail;
 
   for (int i = 0; i < N_STMTS; i++)
@@ -253,9 +264,9 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
   utc = g_date_time_new_now_utc ();
   created = g_date_time_format_iso8601 (utc);
   writer->in_transaction = TRUE;
-  if (!cowscope_session_writer_meta_text (writer, "format", "cowscope-session", error)
+  if (!cowscope_session_writer_meta_text (writer, "format", COWSCOPE_FORMAT_NAME, error)
       || !cowscope_session_writer_meta_int (writer, "schema_version",
-                                            COWSCOPE_SESSION_SCHEMA_VERSION, error)
+                                            cowscope_format_schema_version (), error)
       || !cowscope_session_writer_meta_text (writer, "recorder_version", COWSCOPE_VERSION, error)
       || !cowscope_session_writer_meta_text (writer, "created_utc", created, error)
       || !cowscope_session_writer_meta_int (writer, "finalized", 0, error)

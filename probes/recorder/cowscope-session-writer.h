@@ -20,9 +20,6 @@ G_BEGIN_DECLS
 #define COWSCOPE_WRITER_BATCH_ROWS 32768
 #define COWSCOPE_WRITER_BATCH_NS ((int64_t) 50 * 1000 * 1000)
 
-/* The current schema version (PRAGMA user_version and meta.schema_version). */
-#define COWSCOPE_SESSION_SCHEMA_VERSION 2
-
 typedef struct _CowscopeSessionWriter CowscopeSessionWriter;
 
 /* Creates the session file at @path with the schema and opens it for

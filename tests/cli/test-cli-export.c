@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli-fixture.h"
+#include "cowscope-cli-commands.h"
 #include "cowscope-export.h"
 
 typedef struct {
@@ -589,7 +590,7 @@ test_progress_and_cancel (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_unlink (f->path), ==, 0);
   cli_fixture_write_session (f->path, TRUE, 20000);
   g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = cowscope_session_open (f->path, &error);
+  g_autoptr (CowscopeSessionTables) session = cowscope_session_tables_open (f->path, &error);
   g_assert_no_error (error);
 
   /* CSV: fractions rise, within (0, 1], and the output is complete. */

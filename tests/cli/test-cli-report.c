@@ -4,6 +4,7 @@
 
 #include "cli-fixture.h"
 #include "cowscope-budget.h"
+#include "cowscope-cli-commands.h"
 #include "cowscope-report.h"
 
 typedef struct {

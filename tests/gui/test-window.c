@@ -12,8 +12,7 @@
 #include "cowscope-start-page.h"
 #include "cowscope-window.h"
 
-/* data/session-schema.sql, embedded by data/meson.build. */
-extern const char cowscope_session_schema_sql[];
+#include "cowscope-format-schema.h"
 
 static CowscopeApplication *app;
 static char *tmp_dir;
@@ -56,7 +55,7 @@ static char *
 make_session (const char *name)
 {
   g_autofree char *sql =
-    g_strconcat (cowscope_session_schema_sql,
+    g_strconcat (cowscope_format_schema_sql (),
                  "INSERT OR REPLACE INTO meta (key, value) VALUES"
                  " ('format', 'cowscope-session'), ('schema_version', '1'),"
                  " ('command', 'cowscope-demo all'), ('program', 'cowscope-demo'),"

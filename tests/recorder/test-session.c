@@ -14,6 +14,7 @@
 #include "cowscope-protocol.h"
 #include "cowscope-ring.h"
 #include "cowscope-session-finalize.h"
+#include "cowscope-format-schema.h"
 #include "cowscope-session-writer.h"
 #include "cowtensor.h"
 
@@ -182,7 +183,7 @@ test_derived_tables (void)
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   g_autofree char *check = query_text (db, "PRAGMA integrity_check");
   g_assert_cmpstr (check, ==, "ok");
-  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, COWSCOPE_SESSION_SCHEMA_VERSION);
+  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, cowscope_format_schema_version ());
   g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
   g_autofree char *journal = query_text (db, "PRAGMA journal_mode");
   g_assert_cmpstr (journal, ==, "delete");

@@ -1,41 +1,46 @@
-/* cowscope-report.c — `cowscope-cli report`. */
+/* cowscope-report.c — a session's summary (see header). */
 #include "cowscope-report.h"
 
-#include "cowscope-cli-args.h"
-
-#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
-#include "cowscope-budget.h"
-
 /* User-visible strings (untranslated for now), in one place. */
-#define MSG_PARAMETER        "FILE — summarize a recorded session"
-#define MSG_SUMMARY          "Prints what a session recorded: lazy clones, copies and steals with their bytes, the call sites that copied most, simulate-mode warnings, CUDA copies and dropped events."
-#define MSG_OPT_JSON         "Print the report as one JSON object"
-#define MSG_OPT_FAIL_IF      "Exit with status 3 when EXPR holds (repeatable), e.g. 'copied_bytes > 64Mi'"
-#define MSG_OPT_TOP          "List at most N operations and call sites (default 5)"
-#define MSG_OPT_HELP         "Show help options"
-#define MSG_BUDGET_EXCEEDED  "budget exceeded: %s = %" G_GINT64_FORMAT " %s %" G_GINT64_FORMAT "\n"
 #define MSG_NOT_FINALIZED    "%s was not finalized (the recorder stopped before the end of the recording): figures come from the raw events and may be incomplete; run 'cowscope-cli finalize %s' to finish it"
 #define MSG_DROPPED          "WARNING: %" G_GINT64_FORMAT " events were DROPPED (ring full): every figure below undercounts; record with --block to lose nothing"
 #define MSG_INTERRUPTED      "the recording was interrupted (Ctrl-C on the recorder)"
 #define MSG_RECORDER_KILLED  "the recorder was killed; the session was finalized later"
 #define MSG_MALFORMED        "%" G_GINT64_FORMAT " records could not be read by the recorder"
 #define MSG_NO_STACK         "(no call stack)"
-#define MSG_DESCRIPTION_HEAD "Metrics for --fail-if (also the \"metrics\" object of --json):\n  "
-#define MSG_DESCRIPTION_TAIL "\nOperators: > >= < <= == !=.  Numbers may end in K M G T (×1000) or Ki Mi Gi Ti (×1024).\nExit status: 0 ok, 1 error, 2 usage, 3 budget exceeded."
 
-#define COPY 1
-#define STEAL 2
-#define FAILED 3
-
-#define CUDA_MEMCPY 1
-#define CUDA_MEMSET 2
-#define CUDA_KERNEL 3
+static const char *const metric_names[] = {
+  "lazy_clones",     /* lazy clones that shared storage */
+  "eager_fallbacks", /* lazy clones that copied eagerly instead */
+  "eager_bytes",     /* bytes those eager fallbacks copied */
+  "copies",          /* materializations that copied */
+  "steals",          /* materializations that took over the bytes */
+  "failed_materializations",
+  "discarded_copies",/* steals whose copy was thrown away */
+  "copied_bytes",
+  "stolen_bytes",
+  "shared_bytes",    /* bytes shared lazily */
+  "saved_bytes",     /* shared_bytes - copied_bytes */
+  "lock_wait_ns",
+  "violations",
+  "produced_events",
+  "stored_events",
+  "dropped_events",
+  "cuda_copies",
+  "cuda_copy_bytes",
+  "cuda_memsets",
+  "cuda_kernels",
+  "processes",
+  "threads",
+  "duration_ns",
+  NULL,
+};
 
 typedef struct {
-  CowscopeSession *session;
+  CowscopeSessionTables *session;
   JsonBuilder *builder;
   GHashTable *metrics; /* name → gint64* */
   GPtrArray *warnings;
@@ -43,6 +48,18 @@ typedef struct {
 } Report;
 
 /* ---- helpers ---------------------------------------------------------- */
+
+const char *const *
+cowscope_report_metrics (void)
+{
+  return metric_names;
+}
+
+char *
+cowscope_report_not_finalized_warning (const char *path)
+{
+  return g_strdup_printf (MSG_NOT_FINALIZED, path, path);
+}
 
 /* Replaces the no-break spaces of g_format_size() by plain ones, so that
  * reports can be searched with grep. */
@@ -159,7 +176,7 @@ add_meta_int (Report *report, const char *member, const char *key)
   gint64 value;
 
   json_builder_set_member_name (report->builder, member);
-  if (cowscope_session_get_meta_int (report->session, key, &value))
+  if (cowscope_session_tables_get_meta_int (report->session, key, &value))
     json_builder_add_int_value (report->builder, value);
   else
     json_builder_add_null_value (report->builder);
@@ -169,7 +186,7 @@ static gboolean
 meta_flag (Report *report, const char *key)
 {
   gint64 value = 0;
-  return cowscope_session_get_meta_int (report->session, key, &value)
+  return cowscope_session_tables_get_meta_int (report->session, key, &value)
          && value != 0;
 }
 
@@ -225,7 +242,7 @@ frame_is_internal (const char *function, const char *module)
  * else its innermost frame.  NULL stack_id (<= 0) gives "(no call stack)".
  * Returns a new CallSite with count and bytes zero, or NULL on error. */
 static CallSite *
-resolve_call_site (CowscopeSession *session, sqlite3_stmt *frames,
+resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *frames,
                    gint64 stack_id, GError **error)
 {
   CallSite *site = g_new0 (CallSite, 1);
@@ -235,7 +252,7 @@ resolve_call_site (CowscopeSession *session, sqlite3_stmt *frames,
   sqlite3_reset (frames);
   sqlite3_bind_int64 (frames, 1, stack_id);
   while (stack_id > 0 && best < 3
-         && (rc = cowscope_session_step (session, frames, error)) == SQLITE_ROW)
+         && (rc = cowscope_session_tables_step (session, frames, error)) == SQLITE_ROW)
     {
       const char *function = (const char *) sqlite3_column_text (frames, 0);
       const char *file = (const char *) sqlite3_column_text (frames, 1);
@@ -340,18 +357,18 @@ build_call_sites (Report *report, GError **error)
   sqlite3_stmt *stmt, *frames;
   int rc;
 
-  stmt = cowscope_session_prepare (report->session,
+  stmt = cowscope_session_tables_prepare (report->session,
     "SELECT stack_id, count(*), SUM (nbytes) FROM materializations"
-    " WHERE (kind & 255) = 1 GROUP BY stack_id", error);
+    " WHERE (kind & :materialize_kind_mask) = :materialize_copy GROUP BY stack_id", error);
   if (stmt == NULL)
     return FALSE;
-  frames = cowscope_session_prepare (report->session, frames_sql, error);
+  frames = cowscope_session_tables_prepare (report->session, frames_sql, error);
   if (frames == NULL)
     {
       sqlite3_finalize (stmt);
       return FALSE;
     }
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
       gint64 stack_id = sqlite3_column_int64 (stmt, 0);
       CallSite *site = resolve_call_site (report->session, frames, stack_id, error);
@@ -413,25 +430,25 @@ static void
 build_session (Report *report)
 {
   JsonBuilder *b = report->builder;
-  CowscopeSession *s = report->session;
+  CowscopeSessionTables *s = report->session;
 
   json_builder_set_member_name (b, "session");
   json_builder_begin_object (b);
-  add_text (b, "path", cowscope_session_get_path (s));
-  add_int (b, "schema_version", cowscope_session_get_schema_version (s));
+  add_text (b, "path", cowscope_session_tables_get_path (s));
+  add_int (b, "schema_version", cowscope_session_tables_get_schema_version (s));
   json_builder_set_member_name (b, "finalized");
-  json_builder_add_boolean_value (b, cowscope_session_is_finalized (s));
-  add_text (b, "source", cowscope_session_is_finalized (s) ? "derived tables" : "raw events");
-  add_text (b, "created_utc", cowscope_session_get_meta (s, "created_utc"));
-  add_text (b, "recorder_version", cowscope_session_get_meta (s, "recorder_version"));
+  json_builder_add_boolean_value (b, cowscope_session_tables_is_finalized (s));
+  add_text (b, "source", cowscope_session_tables_is_finalized (s) ? "derived tables" : "raw events");
+  add_text (b, "created_utc", cowscope_session_tables_get_meta (s, "created_utc"));
+  add_text (b, "recorder_version", cowscope_session_tables_get_meta (s, "recorder_version"));
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "target");
   json_builder_begin_object (b);
-  add_text (b, "command", cowscope_session_get_meta (s, "command"));
-  add_text (b, "program", cowscope_session_get_meta (s, "program"));
+  add_text (b, "command", cowscope_session_tables_get_meta (s, "command"));
+  add_text (b, "program", cowscope_session_tables_get_meta (s, "program"));
   add_meta_int (report, "pid", "target_pid");
-  add_text (b, "end", cowscope_session_get_meta (s, "target_end"));
+  add_text (b, "end", cowscope_session_tables_get_meta (s, "target_end"));
   add_meta_int (report, "exit_status", "exit_status");
   add_meta_int (report, "exit_signal", "exit_signal");
   json_builder_set_member_name (b, "interrupted");
@@ -444,7 +461,7 @@ build_session (Report *report)
 static gboolean
 build_time (Report *report, GError **error)
 {
-  sqlite3_stmt *stmt = cowscope_session_prepare (report->session,
+  sqlite3_stmt *stmt = cowscope_session_tables_prepare (report->session,
     "SELECT MIN (t), MAX (t) FROM ("
     " SELECT MIN (ts) AS t FROM events UNION ALL SELECT MAX (ts) FROM events"
     " UNION ALL SELECT MIN (start_ns) FROM processes"
@@ -457,7 +474,7 @@ build_time (Report *report, GError **error)
 
   if (stmt == NULL)
     return FALSE;
-  rc = cowscope_session_step (report->session, stmt, error);
+  rc = cowscope_session_tables_step (report->session, stmt, error);
   if (rc == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL)
     {
       known = TRUE;
@@ -489,7 +506,7 @@ build_processes (Report *report, GError **error)
   gint64 n = 0, threads = 0;
   int rc;
 
-  stmt = cowscope_session_prepare (report->session,
+  stmt = cowscope_session_tables_prepare (report->session,
     "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
     " p.exit_signal, p.gpu_status,"
     " (SELECT count(*) FROM threads t WHERE t.pid = p.pid)"
@@ -498,7 +515,7 @@ build_processes (Report *report, GError **error)
     return FALSE;
   json_builder_set_member_name (b, "processes");
   json_builder_begin_array (b);
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
       json_builder_begin_object (b);
       add_column_int (b, "pid", stmt, 0);
@@ -517,14 +534,14 @@ build_processes (Report *report, GError **error)
   sqlite3_finalize (stmt);
   if (rc < 0)
     return FALSE;
-  if (n == 0 && !cowscope_session_query_int (report->session,
+  if (n == 0 && !cowscope_session_tables_query_int (report->session,
                   "SELECT count(DISTINCT pid) FROM events", &n, error))
     return FALSE;
-  if (!cowscope_session_query_int (report->session,
+  if (!cowscope_session_tables_query_int (report->session,
                                    "SELECT count(*) FROM threads", &threads,
                                    error))
     return FALSE;
-  if (threads == 0 && !cowscope_session_query_int (report->session,
+  if (threads == 0 && !cowscope_session_tables_query_int (report->session,
                   "SELECT count(*) FROM (SELECT DISTINCT pid, tid FROM events)",
                   &threads, error))
     return FALSE;
@@ -536,7 +553,7 @@ build_processes (Report *report, GError **error)
 static gboolean
 build_events (Report *report, GError **error)
 {
-  sqlite3_stmt *stmt = cowscope_session_prepare (report->session,
+  sqlite3_stmt *stmt = cowscope_session_tables_prepare (report->session,
     "SELECT count(*), SUM (produced), SUM (stored), SUM (dropped) FROM threads",
     error);
   gint64 produced = 0, stored = 0, dropped = 0, malformed = 0, value;
@@ -545,7 +562,7 @@ build_events (Report *report, GError **error)
 
   if (stmt == NULL)
     return FALSE;
-  rc = cowscope_session_step (report->session, stmt, error);
+  rc = cowscope_session_tables_step (report->session, stmt, error);
   if (rc == SQLITE_ROW && sqlite3_column_int64 (stmt, 0) > 0)
     {
       from_threads = TRUE;
@@ -557,18 +574,18 @@ build_events (Report *report, GError **error)
   if (rc < 0)
     return FALSE;
   /* meta holds the recorder's totals; trust whichever saw more. */
-  if (cowscope_session_get_meta_int (report->session, "produced", &value)
+  if (cowscope_session_tables_get_meta_int (report->session, "produced", &value)
       && (!from_threads || value > produced))
     produced = value;
-  if (cowscope_session_get_meta_int (report->session, "stored", &value)
+  if (cowscope_session_tables_get_meta_int (report->session, "stored", &value)
       && (!from_threads || value > stored))
     stored = value;
-  if (cowscope_session_get_meta_int (report->session, "dropped", &value)
+  if (cowscope_session_tables_get_meta_int (report->session, "dropped", &value)
       && (!from_threads || value > dropped))
     dropped = value;
-  cowscope_session_get_meta_int (report->session, "malformed_records", &malformed);
+  cowscope_session_tables_get_meta_int (report->session, "malformed_records", &malformed);
   if (produced == 0 && stored == 0
-      && !cowscope_session_query_int (report->session,
+      && !cowscope_session_tables_query_int (report->session,
                                       "SELECT count(*) FROM events", &stored,
                                       error))
     return FALSE;
@@ -600,14 +617,14 @@ build_clones (Report *report, GError **error)
   gint64 lazy = 0, shared = 0, eager = 0, eager_bytes = 0;
   int rc;
 
-  stmt = cowscope_session_prepare (report->session,
+  stmt = cowscope_session_tables_prepare (report->session,
     "SELECT eager_reason, count(*), SUM (nbytes) FROM lazy_clones"
     " GROUP BY eager_reason ORDER BY 2 DESC", error);
   if (stmt == NULL)
     return FALSE;
   json_builder_set_member_name (b, "eager_fallbacks");
   json_builder_begin_array (b);
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
       gint64 count = sqlite3_column_int64 (stmt, 1);
       gint64 bytes = sqlite3_column_int64 (stmt, 2);
@@ -619,7 +636,7 @@ build_clones (Report *report, GError **error)
         }
       eager += count;
       eager_bytes += bytes;
-      add_named_total (b, "reason", cowscope_session_enum_name (report->session, "eager_reasons",
+      add_named_total (b, "reason", cowscope_session_tables_enum_name (report->session, "eager_reasons",
                                                                 sqlite3_column_int64 (stmt, 0)),
                        count, bytes);
     }
@@ -637,45 +654,41 @@ build_clones (Report *report, GError **error)
 static gboolean
 build_materializations (Report *report, GError **error)
 {
-  gint64 counts[4] = { 0 }, bytes[4] = { 0 }, discarded = 0, lock_wait = 0;
   sqlite3_stmt *stmt;
   int rc;
 
-  stmt = cowscope_session_prepare (report->session,
-    "SELECT kind & 255, count(*), SUM (nbytes), SUM (copy_discarded),"
-    " SUM (lock_wait_ns) FROM materializations GROUP BY 1", error);
+  stmt = cowscope_session_tables_prepare (report->session,
+    "SELECT SUM (k = :materialize_copy), SUM (CASE WHEN k = :materialize_copy THEN nbytes END),"
+    " SUM (k = :materialize_steal), SUM (CASE WHEN k = :materialize_steal THEN nbytes END),"
+    " SUM (k = :materialize_failed), SUM (copy_discarded), SUM (lock_wait_ns)"
+    " FROM (SELECT kind & :materialize_kind_mask AS k, nbytes, copy_discarded, lock_wait_ns"
+    "  FROM materializations)", error);
   if (stmt == NULL)
     return FALSE;
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  rc = cowscope_session_tables_step (report->session, stmt, error);
+  if (rc == SQLITE_ROW)
     {
-      gint64 kind = sqlite3_column_int64 (stmt, 0);
-      lock_wait += sqlite3_column_int64 (stmt, 4);
-      discarded += sqlite3_column_int64 (stmt, 3);
-      if (kind >= COPY && kind <= FAILED)
-        {
-          counts[kind] += sqlite3_column_int64 (stmt, 1);
-          bytes[kind] += sqlite3_column_int64 (stmt, 2);
-        }
+      /* SUM over no row is NULL, which reads as 0. */
+      set_metric (report, "copies", sqlite3_column_int64 (stmt, 0));
+      set_metric (report, "copied_bytes", sqlite3_column_int64 (stmt, 1));
+      set_metric (report, "steals", sqlite3_column_int64 (stmt, 2));
+      set_metric (report, "stolen_bytes", sqlite3_column_int64 (stmt, 3));
+      set_metric (report, "failed_materializations", sqlite3_column_int64 (stmt, 4));
+      set_metric (report, "discarded_copies", sqlite3_column_int64 (stmt, 5));
+      set_metric (report, "lock_wait_ns", sqlite3_column_int64 (stmt, 6));
     }
   sqlite3_finalize (stmt);
   if (rc < 0)
     return FALSE;
-  set_metric (report, "copies", counts[COPY]);
-  set_metric (report, "copied_bytes", bytes[COPY]);
-  set_metric (report, "steals", counts[STEAL]);
-  set_metric (report, "stolen_bytes", bytes[STEAL]);
-  set_metric (report, "failed_materializations", counts[FAILED]);
-  set_metric (report, "discarded_copies", discarded);
-  set_metric (report, "lock_wait_ns", lock_wait);
   set_metric (report, "saved_bytes",
-              get_metric (report, "shared_bytes") - bytes[COPY]);
+              get_metric (report, "shared_bytes") - get_metric (report, "copied_bytes"));
 
   /* The operations whose writes triggered materializations. */
-  stmt = cowscope_session_prepare (report->session,
-    "SELECT op, SUM ((kind & 255) = 1),"
-    " SUM (CASE WHEN (kind & 255) = 1 THEN nbytes ELSE 0 END),"
-    " SUM ((kind & 255) = 2),"
-    " SUM (CASE WHEN (kind & 255) = 2 THEN nbytes ELSE 0 END),"
+  stmt = cowscope_session_tables_prepare (report->session,
+    "SELECT op, SUM ((kind & :materialize_kind_mask) = :materialize_copy),"
+    " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_copy THEN nbytes ELSE 0 END),"
+    " SUM ((kind & :materialize_kind_mask) = :materialize_steal),"
+    " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_steal THEN nbytes ELSE 0 END),"
     " SUM (lock_wait_ns)"
     " FROM materializations GROUP BY op ORDER BY 3 DESC, 2 DESC, 5 DESC", error);
   if (stmt == NULL)
@@ -683,14 +696,14 @@ build_materializations (Report *report, GError **error)
   json_builder_set_member_name (report->builder, "top_ops");
   json_builder_begin_array (report->builder);
   for (guint i = 0;
-       (rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW;
+       (rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW;
        i++)
     {
       JsonBuilder *b = report->builder;
       if (i >= report->top)
         continue;
       json_builder_begin_object (b);
-      add_text (b, "op", cowscope_session_enum_name (report->session, "ops",
+      add_text (b, "op", cowscope_session_tables_enum_name (report->session, "ops",
                                                      sqlite3_column_int64 (stmt, 0)));
       add_int (b, "copies", sqlite3_column_int64 (stmt, 1));
       add_int (b, "copied_bytes", sqlite3_column_int64 (stmt, 2));
@@ -712,13 +725,13 @@ build_violations (Report *report, GError **error)
   gint64 count = 0;
   int rc;
 
-  if (!cowscope_session_query_int (report->session,
+  if (!cowscope_session_tables_query_int (report->session,
                                    "SELECT count(*) FROM violations", &count,
                                    error))
     return FALSE;
   set_metric (report, "violations", count);
 
-  stmt = cowscope_session_prepare (report->session,
+  stmt = cowscope_session_tables_prepare (report->session,
     "SELECT v.seq, v.pid, v.tid, v.ts, v.op, v.access, v.storage_id,"
     " v.writer_tensor_id, (SELECT t.name FROM tensors t"
     "  WHERE t.pid = v.pid AND t.id = v.writer_tensor_id),"
@@ -728,7 +741,7 @@ build_violations (Report *report, GError **error)
     " FROM violations v ORDER BY v.ts, v.seq LIMIT 100", error);
   if (stmt == NULL)
     return FALSE;
-  frames = cowscope_session_prepare (report->session, frames_sql, error);
+  frames = cowscope_session_tables_prepare (report->session, frames_sql, error);
   if (frames == NULL)
     {
       sqlite3_finalize (stmt);
@@ -736,7 +749,7 @@ build_violations (Report *report, GError **error)
     }
   json_builder_set_member_name (b, "violations");
   json_builder_begin_array (b);
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
       CallSite *site = resolve_call_site (report->session, frames,
                                           sqlite3_column_int64 (stmt, 13), error);
@@ -750,9 +763,9 @@ build_violations (Report *report, GError **error)
       add_column_int (b, "pid", stmt, 1);
       add_column_int (b, "tid", stmt, 2);
       add_column_int (b, "ts_ns", stmt, 3);
-      add_text (b, "op", cowscope_session_enum_name (report->session, "ops",
+      add_text (b, "op", cowscope_session_tables_enum_name (report->session, "ops",
                                                      sqlite3_column_int64 (stmt, 4)));
-      add_text (b, "access", cowscope_session_enum_name (report->session,
+      add_text (b, "access", cowscope_session_tables_enum_name (report->session,
                   "access_kinds", sqlite3_column_int64 (stmt, 5)));
       add_column_int (b, "storage_id", stmt, 6);
       add_column_int (b, "writer_tensor_id", stmt, 7);
@@ -775,7 +788,7 @@ static gboolean
 build_cuda (Report *report, GError **error)
 {
   JsonBuilder *b = report->builder;
-  const char *tracing = cowscope_session_get_meta (report->session, "gpu_tracing");
+  const char *tracing = cowscope_session_tables_get_meta (report->session, "gpu_tracing");
   g_autofree char *process_status = NULL;
   gint64 copies = 0, copy_bytes = 0, memsets = 0, kernels = 0;
   sqlite3_stmt *stmt;
@@ -783,12 +796,12 @@ build_cuda (Report *report, GError **error)
 
   if (tracing == NULL)
     {
-      stmt = cowscope_session_prepare (report->session,
+      stmt = cowscope_session_tables_prepare (report->session,
         "SELECT gpu_status FROM processes WHERE gpu_status IS NOT NULL"
         " ORDER BY gpu_status = 'available' DESC LIMIT 1", error);
       if (stmt == NULL)
         return FALSE;
-      rc = cowscope_session_step (report->session, stmt, error);
+      rc = cowscope_session_tables_step (report->session, stmt, error);
       if (rc == SQLITE_ROW)
         process_status = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
       sqlite3_finalize (stmt);
@@ -797,9 +810,10 @@ build_cuda (Report *report, GError **error)
       tracing = process_status != NULL ? process_status : "unknown";
     }
 
-  stmt = cowscope_session_prepare (report->session,
-    "SELECT kind, subkind, count(*), SUM (bytes) FROM cuda_activity"
-    " WHERE kind IN (1, 2, 3) GROUP BY kind, subkind ORDER BY 4 DESC", error);
+  stmt = cowscope_session_tables_prepare (report->session,
+    "SELECT kind = :cuda_memset, kind = :cuda_kernel, subkind, count(*), SUM (bytes)"
+    " FROM cuda_activity WHERE kind IN (:cuda_memcpy, :cuda_memset, :cuda_kernel)"
+    " GROUP BY kind, subkind ORDER BY 5 DESC", error);
   if (stmt == NULL)
     return FALSE;
   json_builder_set_member_name (b, "cuda");
@@ -807,21 +821,20 @@ build_cuda (Report *report, GError **error)
   add_text (b, "gpu_tracing", tracing);
   json_builder_set_member_name (b, "copies_by_kind");
   json_builder_begin_array (b);
-  while ((rc = cowscope_session_step (report->session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
-      gint64 kind = sqlite3_column_int64 (stmt, 0);
-      gint64 count = sqlite3_column_int64 (stmt, 2);
-      gint64 bytes = sqlite3_column_int64 (stmt, 3);
-      if (kind == CUDA_MEMSET)
+      gint64 count = sqlite3_column_int64 (stmt, 3);
+      gint64 bytes = sqlite3_column_int64 (stmt, 4);
+      if (sqlite3_column_int (stmt, 0))
         memsets += count;
-      else if (kind == CUDA_KERNEL)
+      else if (sqlite3_column_int (stmt, 1))
         kernels += count;
       else
         {
           copies += count;
           copy_bytes += bytes;
-          add_named_total (b, "kind", cowscope_session_enum_name (report->session, "memcpy_kinds",
-                                                                  sqlite3_column_int64 (stmt, 1)),
+          add_named_total (b, "kind", cowscope_session_tables_enum_name (report->session, "memcpy_kinds",
+                                                                  sqlite3_column_int64 (stmt, 2)),
                            count, bytes);
         }
     }
@@ -840,21 +853,21 @@ build_cuda (Report *report, GError **error)
 }
 
 JsonObject *
-cowscope_report_build (CowscopeSession *session, guint top, GError **error)
+cowscope_report_build (CowscopeSessionTables *session, guint top, GError **error)
 {
   g_autoptr (JsonBuilder) builder = json_builder_new ();
   g_autoptr (GHashTable) metrics = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
   g_autoptr (GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (JsonNode) root = NULL;
   Report report = { session, builder, metrics, warnings, top };
-  const char *const *names = cowscope_budget_metrics ();
+  const char *const *names = metric_names;
 
   g_return_val_if_fail (session != NULL, NULL);
 
-  if (!cowscope_session_is_finalized (session))
+  if (!cowscope_session_tables_is_finalized (session))
     {
-      const char *path = cowscope_session_get_path (session);
-      g_ptr_array_add (warnings, g_strdup_printf (MSG_NOT_FINALIZED, path, path));
+      const char *path = cowscope_session_tables_get_path (session);
+      g_ptr_array_add (warnings, cowscope_report_not_finalized_warning (path));
     }
   if (meta_flag (&report, "interrupted"))
     g_ptr_array_add (warnings, g_strdup (MSG_INTERRUPTED));
@@ -1088,114 +1101,4 @@ cowscope_report_format_text (JsonObject *report)
   if (int_of (events, "dropped") > 0)
     g_string_append_printf (out, "!! " MSG_DROPPED "\n", int_of (events, "dropped"));
   return g_string_free (out, FALSE);
-}
-
-/* ---- the command -------------------------------------------------------- */
-
-/* Prints a usage error on @err and returns the usage exit status. */
-int
-cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
-{
-  gboolean json = FALSE, help = FALSE;
-  g_auto (GStrv) fail_if = NULL;
-  g_auto (GStrv) args = NULL;
-  gint top = 5;
-  GOptionEntry entries[] = {
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, MSG_OPT_JSON, NULL },
-    { "fail-if", 0, 0, G_OPTION_ARG_STRING_ARRAY, &fail_if, MSG_OPT_FAIL_IF, "EXPR" },
-    { "top", 0, 0, G_OPTION_ARG_INT, &top, MSG_OPT_TOP, "N" },
-    { "help", 'h', 0, G_OPTION_ARG_NONE, &help, MSG_OPT_HELP, NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
-  g_autoptr (GOptionContext) context = g_option_context_new (MSG_PARAMETER);
-  g_autoptr (GPtrArray) budgets = g_ptr_array_new_with_free_func ((GDestroyNotify) cowscope_budget_free);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = NULL;
-  g_autoptr (JsonObject) report = NULL;
-  const char *file = NULL;
-  JsonObject *metrics;
-  int status = COWSCOPE_EXIT_OK;
-
-  {
-    g_autofree char *names = g_strjoinv (", ", (char **) cowscope_budget_metrics ());
-    g_autofree char *description = g_strconcat (MSG_DESCRIPTION_HEAD, names,
-                                                MSG_DESCRIPTION_TAIL, NULL);
-    g_option_context_set_description (context, description);
-  }
-  g_option_context_set_summary (context, MSG_SUMMARY);
-  g_option_context_add_main_entries (context, entries, NULL);
-  status = cowscope_cli_parse_session_args (context, "report", argc, argv, &help, &args,
-                                            &file, out, err);
-  if (status >= 0)
-    return status;
-  status = COWSCOPE_EXIT_OK;
-  if (top < 0)
-    top = 0;
-  for (gsize i = 0; fail_if != NULL && fail_if[i] != NULL; i++)
-    {
-      CowscopeBudget *budget = cowscope_budget_parse (fail_if[i], &error);
-      if (budget == NULL)
-        return cowscope_cli_usage_error (err, "report", error->message);
-      g_ptr_array_add (budgets, budget);
-    }
-
-  session = cowscope_session_open (file, &error);
-  if (session == NULL)
-    {
-      fprintf (err, "cowscope-cli report: %s\n", error->message);
-      return COWSCOPE_EXIT_ERROR;
-    }
-  report = cowscope_report_build (session, (guint) top, &error);
-  if (report == NULL)
-    {
-      fprintf (err, "cowscope-cli report: %s\n", error->message);
-      return COWSCOPE_EXIT_ERROR;
-    }
-  if (!cowscope_session_is_finalized (session))
-    fprintf (err, "cowscope-cli report: warning: " MSG_NOT_FINALIZED "\n", file, file);
-
-  if (json)
-    {
-      g_autoptr (JsonGenerator) generator = json_generator_new ();
-      g_autoptr (JsonNode) root = json_node_new (JSON_NODE_OBJECT);
-      g_autofree char *text = NULL;
-      json_node_set_object (root, report);
-      json_generator_set_root (generator, root);
-      json_generator_set_pretty (generator, TRUE);
-      text = json_generator_to_data (generator, NULL);
-      fputs (text, out);
-      fputc ('\n', out);
-    }
-  else
-    {
-      g_autofree char *text = cowscope_report_format_text (report);
-      fputs (text, out);
-    }
-  if (fflush (out) != 0 || ferror (out))
-    {
-      fprintf (err, "cowscope-cli report: cannot write the report: %s\n",
-               g_strerror (errno));
-      return COWSCOPE_EXIT_ERROR;
-    }
-
-  metrics = json_object_get_object_member (report, "metrics");
-  for (guint i = 0; i < budgets->len; i++)
-    {
-      const CowscopeBudget *budget = budgets->pdata[i];
-      gint64 value = json_object_get_int_member (metrics, budget->metric);
-      if (cowscope_budget_exceeded (budget, value))
-        {
-          fprintf (err, MSG_BUDGET_EXCEEDED, budget->metric, value,
-                   cowscope_budget_op_symbol (budget->op), budget->limit);
-          status = COWSCOPE_EXIT_BUDGET;
-        }
-    }
-  return status;
-}
-
-int
-cowscope_cli_report (int argc, char **argv)
-{
-  return cowscope_report_run (argc, argv, stdout, stderr);
 }

@@ -1,9 +1,11 @@
-/* test-cli-session.c — opening session files defensively. */
+/* test-session-tables.c — a session's tables as reports and exports read
+ * them: opened defensively, a session never finalized read from a
+ * finalized copy (the file itself untouched). */
 #include <glib/gstdio.h>
 #include <string.h>
 
 #include "cli-fixture.h"
-#include "cowscope-session.h"
+#include "cowscope-session-tables.h"
 
 typedef struct {
   char *dir;
@@ -27,12 +29,24 @@ fixture_tear_down (Fixture *f, gconstpointer data)
   g_free (f->path);
 }
 
+/* Session files (*.cowscope) right in @dir. */
+static guint
+count_files (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  guint n = 0;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    n += g_str_has_suffix (name, ".cowscope");
+  return n;
+}
+
 /* Opening @path fails with @code and a message containing @fragment. */
 static void
 assert_open_fails (const char *path, int code, const char *fragment)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = cowscope_session_open (path, &error);
+  g_autoptr (CowscopeSessionTables) session = cowscope_session_tables_open (path, &error);
 
   g_assert_null (session);
   g_assert_error (error, COWSCOPE_SESSION_ERROR, code);
@@ -46,51 +60,65 @@ static void
 test_open_finalized (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = NULL;
+  g_autoptr (CowscopeSessionTables) session = NULL;
   gint64 value = 0;
 
   (void) data;
   cli_fixture_write_session (f->path, TRUE, 0);
-  session = cowscope_session_open (f->path, &error);
+  session = cowscope_session_tables_open (f->path, &error);
   g_assert_no_error (error);
-  g_assert_true (cowscope_session_is_finalized (session));
-  g_assert_cmpint (cowscope_session_get_schema_version (session), ==, 2);
-  g_assert_cmpstr (cowscope_session_get_meta (session, "command"), ==, "train --epochs 1");
-  g_assert_true (cowscope_session_get_meta_int (session, "exit_status", &value));
+  g_assert_true (cowscope_session_tables_is_finalized (session));
+  g_assert_cmpint (cowscope_session_tables_get_schema_version (session), ==, 2);
+  g_assert_cmpstr (cowscope_session_tables_get_meta (session, "command"), ==, "train --epochs 1");
+  g_assert_true (cowscope_session_tables_get_meta_int (session, "exit_status", &value));
   g_assert_cmpint (value, ==, 0);
-  g_assert_false (cowscope_session_get_meta_int (session, "command", &value));
-  g_assert_null (cowscope_session_get_meta (session, "no such key"));
+  g_assert_false (cowscope_session_tables_get_meta_int (session, "command", &value));
+  g_assert_null (cowscope_session_tables_get_meta (session, "no such key"));
   /* Lookup tables first, the engine's names when a table lacks a value. */
-  g_assert_cmpstr (cowscope_session_enum_name (session, "materialize_kinds", 2), ==, "steal");
-  g_assert_cmpstr (cowscope_session_enum_name (session, "ops", 19), ==, "add_");
-  g_assert_cmpstr (cowscope_session_enum_name (session, "ops", 999), ==, "ops #999");
-  g_assert_true (cowscope_session_has_column (session, "cuda_activity", "external_id"));
-  g_assert_false (cowscope_session_has_column (session, "cuda_activity", "nope"));
+  g_assert_cmpstr (cowscope_session_tables_enum_name (session, "materialize_kinds", 2), ==, "steal");
+  g_assert_cmpstr (cowscope_session_tables_enum_name (session, "ops", 19), ==, "add_");
+  g_assert_cmpstr (cowscope_session_tables_enum_name (session, "ops", 999), ==, "ops #999");
+  g_assert_true (cowscope_session_tables_has_column (session, "cuda_activity", "external_id"));
+  g_assert_false (cowscope_session_tables_has_column (session, "cuda_activity", "nope"));
 }
 
 static void
 test_open_not_finalized (Fixture *f, gconstpointer data)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = NULL;
+  g_autoptr (CowscopeSessionTables) session = NULL;
   gint64 n = 0;
 
   (void) data;
   cli_fixture_write_session (f->path, FALSE, 0);
-  session = cowscope_session_open (f->path, &error);
+  session = cowscope_session_tables_open (f->path, &error);
   g_assert_no_error (error);
-  g_assert_false (cowscope_session_is_finalized (session));
-  /* The derived tables are read from the raw events. */
-  g_assert_true (cowscope_session_query_int (session,
+  g_assert_false (cowscope_session_tables_is_finalized (session));
+  /* The derived tables are derived from the raw events. */
+  g_assert_true (cowscope_session_tables_query_int (session,
                    "SELECT count(*) FROM materializations", &n, &error));
   g_assert_cmpint (n, ==, 3);
-  g_assert_true (cowscope_session_query_int (session,
+  g_assert_true (cowscope_session_tables_query_int (session,
                    "SELECT count(*) FROM lazy_clones WHERE eager_reason IS NULL", &n, &error));
   g_assert_cmpint (n, ==, 3);
-  /* The file itself is never written. */
-  g_assert_true (cowscope_session_query_int (session,
-                   "SELECT count(*) FROM main.materializations", &n, &error));
-  g_assert_cmpint (n, ==, 0);
+  /* The file itself is never written: still unfinalized, with no
+   * derived rows. */
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (f->path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT (SELECT count(*) FROM materializations),"
+                                       " (SELECT value FROM meta WHERE key = 'finalized')",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  g_assert_cmpint (sqlite3_column_int (stmt, 0), ==, 0);
+  g_assert_cmpint (sqlite3_column_int (stmt, 1), ==, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  /* ... and the finalized copy (in this test's own TMPDIR: see main())
+   * goes with the tables. */
+  g_assert_cmpuint (count_files (g_get_tmp_dir ()), ==, 1);
+  g_clear_pointer (&session, cowscope_session_tables_free);
+  g_assert_cmpuint (count_files (g_get_tmp_dir ()), ==, 0);
 }
 
 static void
@@ -106,7 +134,7 @@ test_text_file (Fixture *f, gconstpointer data)
 {
   (void) data;
   g_assert_true (g_file_set_contents (f->path, "hello, I am text\nnot a database\n", -1, NULL));
-  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SESSION, "is not an SQLite database");
+  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "is not an SQLite database");
 }
 
 static void
@@ -116,7 +144,7 @@ test_png_file (Fixture *f, gconstpointer data)
 
   (void) data;
   g_assert_true (g_file_set_contents (f->path, png, sizeof png - 1, NULL));
-  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SESSION, "is not an SQLite database");
+  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "is not an SQLite database");
 }
 
 static void
@@ -124,7 +152,7 @@ test_empty_file (Fixture *f, gconstpointer data)
 {
   (void) data;
   g_assert_true (g_file_set_contents (f->path, "", 0, NULL));
-  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SESSION, "is empty");
+  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "is empty");
 }
 
 static void
@@ -186,7 +214,7 @@ test_truncated_header (Fixture *f, gconstpointer data)
   cli_fixture_write_session (f->path, TRUE, 0);
   g_assert_true (g_file_get_contents (f->path, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (f->path, contents, 10, NULL));
-  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SESSION, "not an SQLite database");
+  assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "not an SQLite database");
 }
 
 static void
@@ -208,6 +236,11 @@ test_damaged_schema_page (Fixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
+  /* A temporary directory of its own, to see the finalized copies come
+   * and go; set before GLib reads it. */
+  char tmp[] = "/tmp/cowscope-test-tables-XXXXXX";
+  g_assert_nonnull (mkdtemp (tmp));
+  g_setenv ("TMPDIR", tmp, TRUE);
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, func) \
@@ -227,5 +260,7 @@ main (int argc, char **argv)
   ADD ("/cli/session/damaged-schema-page", test_damaged_schema_page);
 #undef ADD
 
-  return g_test_run ();
+  int status = g_test_run ();
+  g_rmdir (tmp);
+  return status;
 }

@@ -1,7 +1,5 @@
-/* cowscope-export.c — `cowscope-cli export`. */
+/* cowscope-export.c — a session in other formats (see header). */
 #include "cowscope-export.h"
-
-#include "cowscope-cli-args.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,18 +10,10 @@
 
 #include <gio/gio.h>
 
+#include "cowscope-format-counters.h"
 #include "cowscope-output.h"
 
 /* User-visible strings (untranslated for now), in one place. */
-#define MSG_PARAMETER      "FILE — write a session as a trace, CSV files or a compacted copy"
-#define MSG_SUMMARY        "Formats:\n  chrome  Trace Event JSON for ui.perfetto.dev and chrome://tracing\n  csv     a directory with one CSV file per table\n  sqlite  a compacted copy of the session database"
-#define MSG_OPT_FORMAT     "Output format: chrome, csv or sqlite (default chrome)"
-#define MSG_OPT_OUTPUT     "Where to write (a file; a directory for csv)"
-#define MSG_OPT_FORCE      "Replace OUT if it exists"
-#define MSG_OPT_HELP       "Show help options"
-#define MSG_NO_OUTPUT      "no output given (-o OUT)"
-#define MSG_BAD_FORMAT     "unknown format '%s' (use chrome, csv or sqlite)"
-#define MSG_NOT_FINALIZED  "warning: %s was not finalized: exporting the raw events as recorded (run 'cowscope-cli finalize %s' first for the full picture)"
 #define MSG_EXISTS         "%s already exists (use --force to replace it)"
 #define MSG_NOT_DIR        "%s exists and is not a directory"
 #define MSG_IS_DIR         "%s is a directory"
@@ -31,35 +21,25 @@
 #define MSG_CREATE         "cannot create %s: %s"
 #define MSG_MOVE           "cannot move the output into place as %s: %s"
 #define MSG_SQLITE_WRITE   "cannot write %s: %s"
-#define MSG_PROGRESS       "\rexporting %s: %3d%%"
 #define MSG_CANCELLED      "the export was cancelled"
 
 /* ---- progress ------------------------------------------------------------ */
 
 typedef struct {
-  FILE *stream;  /* NULL: no percentage drawn */
   CowscopeExportProgressFunc func;
   gpointer user_data;
-  const char *label;
   gint64 total, done;
-  int shown;     /* last percentage drawn, -1 none */
   gboolean cancelled;
 } Progress;
 
-/* Draws progress on the stream only when it is a terminal, and reports it
- * to the function; @sink may be NULL (silent). */
+/* Reports progress to @sink's function (may be NULL: silent). */
 static void
-progress_init (Progress *progress, const CowscopeExportProgress *sink, const char *label,
-               gint64 total)
+progress_init (Progress *progress, const CowscopeExportProgress *sink, gint64 total)
 {
-  FILE *stream = sink != NULL ? sink->terminal : NULL;
-  progress->stream = stream != NULL && isatty (fileno (stream)) ? stream : NULL;
   progress->func = sink != NULL ? sink->func : NULL;
   progress->user_data = sink != NULL ? sink->user_data : NULL;
-  progress->label = label;
   progress->total = MAX (total, 1);
   progress->done = 0;
-  progress->shown = -1;
   progress->cancelled = FALSE;
 }
 
@@ -73,13 +53,6 @@ progress_step (Progress *progress)
   double fraction = MIN (0.99, (double) progress->done / (double) progress->total);
   if (progress->func != NULL && !progress->func (fraction, progress->user_data))
     progress->cancelled = TRUE;
-  int percent = (int) (fraction * 100);
-  if (progress->stream != NULL && percent != progress->shown)
-    {
-      fprintf (progress->stream, MSG_PROGRESS, progress->label, percent);
-      fflush (progress->stream);
-      progress->shown = percent;
-    }
   return !progress->cancelled;
 }
 
@@ -93,21 +66,10 @@ progress_check (Progress *progress, GError **error)
   return FALSE;
 }
 
-/* Erases the progress line, if one was drawn. */
-static void
-progress_end (Progress *progress)
-{
-  if (progress->stream != NULL && progress->shown >= 0)
-    {
-      fputs ("\r\033[K", progress->stream);
-      fflush (progress->stream);
-    }
-}
-
 /* ---- chrome trace -------------------------------------------------------- */
 
 typedef struct {
-  CowscopeSession *session;
+  CowscopeSessionTables *session;
   CowscopeOutput *out;
   Progress progress;
   gint64 base;      /* ns of ts 0 */
@@ -210,12 +172,12 @@ static gboolean
 for_each_row (Trace *trace, const char *sql,
               void (*row) (Trace *trace, sqlite3_stmt *stmt), GError **error)
 {
-  sqlite3_stmt *stmt = cowscope_session_prepare (trace->session, sql, error);
+  sqlite3_stmt *stmt = cowscope_session_tables_prepare (trace->session, sql, error);
   int rc;
 
   if (stmt == NULL)
     return FALSE;
-  while ((rc = cowscope_session_step (trace->session, stmt, error)) == SQLITE_ROW
+  while ((rc = cowscope_session_tables_step (trace->session, stmt, error)) == SQLITE_ROW
          && cowscope_output_ok (trace->out))
     {
       row (trace, stmt);
@@ -300,9 +262,9 @@ materialization_row (Trace *trace, sqlite3_stmt *stmt)
   gint64 begin = sqlite3_column_int64 (stmt, 3);
   gint64 end = sqlite3_column_type (stmt, 4) == SQLITE_NULL ? begin
                                                             : sqlite3_column_int64 (stmt, 4);
-  const char *kind = cowscope_session_enum_name (trace->session, "materialize_kinds",
+  const char *kind = cowscope_session_tables_enum_name (trace->session, "materialize_kinds",
                                                  sqlite3_column_int64 (stmt, 6) & 255);
-  const char *op = cowscope_session_enum_name (trace->session, "ops",
+  const char *op = cowscope_session_tables_enum_name (trace->session, "ops",
                                                sqlite3_column_int64 (stmt, 5));
   g_autofree char *name = g_strdup_printf ("%s (%s)", kind, op);
   gboolean first = TRUE;
@@ -331,7 +293,7 @@ static void
 lazy_clone_row (Trace *trace, sqlite3_stmt *stmt)
 {
   gboolean eager = sqlite3_column_type (stmt, 10) != SQLITE_NULL;
-  const char *reason = eager ? cowscope_session_enum_name (trace->session, "eager_reasons",
+  const char *reason = eager ? cowscope_session_tables_enum_name (trace->session, "eager_reasons",
                                                            sqlite3_column_int64 (stmt, 10))
                              : NULL;
   g_autofree char *name = eager ? g_strdup_printf ("eager clone (%s)", reason)
@@ -342,7 +304,7 @@ lazy_clone_row (Trace *trace, sqlite3_stmt *stmt)
                sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3));
   cowscope_output_puts (trace->out, ",\"s\":\"t\",\"args\":{");
   arg_int (trace, &first, "bytes", stmt, 11);
-  arg_text (trace, &first, "op", cowscope_session_enum_name (trace->session, "ops",
+  arg_text (trace, &first, "op", cowscope_session_tables_enum_name (trace->session, "ops",
                                                              sqlite3_column_int64 (stmt, 4)));
   arg_int (trace, &first, "source_tensor_id", stmt, 5);
   arg_text (trace, &first, "source_tensor", (const char *) sqlite3_column_text (stmt, 12));
@@ -361,7 +323,7 @@ lazy_clone_row (Trace *trace, sqlite3_stmt *stmt)
 static void
 violation_row (Trace *trace, sqlite3_stmt *stmt)
 {
-  const char *access = cowscope_session_enum_name (trace->session, "access_kinds",
+  const char *access = cowscope_session_tables_enum_name (trace->session, "access_kinds",
                                                    sqlite3_column_int64 (stmt, 5));
   g_autofree char *name = g_strdup_printf ("simulate violation (%s)", access);
   gboolean first = TRUE;
@@ -369,7 +331,7 @@ violation_row (Trace *trace, sqlite3_stmt *stmt)
   begin_event (trace, "i", name, "violation", sqlite3_column_int64 (stmt, 1),
                sqlite3_column_int64 (stmt, 2), sqlite3_column_int64 (stmt, 3));
   cowscope_output_puts (trace->out, ",\"s\":\"t\",\"args\":{");
-  arg_text (trace, &first, "op", cowscope_session_enum_name (trace->session, "ops",
+  arg_text (trace, &first, "op", cowscope_session_tables_enum_name (trace->session, "ops",
                                                              sqlite3_column_int64 (stmt, 4)));
   arg_text (trace, &first, "access", access);
   arg_int (trace, &first, "storage_id", stmt, 6);
@@ -405,9 +367,9 @@ mark_row (Trace *trace, sqlite3_stmt *stmt)
 static void
 issuer_row (Trace *trace, sqlite3_stmt *stmt)
 {
-  const char *type = cowscope_session_enum_name (trace->session, "event_types",
+  const char *type = cowscope_session_tables_enum_name (trace->session, "event_types",
                                                  sqlite3_column_int64 (stmt, 4));
-  const char *op = cowscope_session_enum_name (trace->session, "ops",
+  const char *op = cowscope_session_tables_enum_name (trace->session, "ops",
                                                sqlite3_column_int64 (stmt, 5));
   g_autofree char *name = g_strdup_printf ("%s (%s)", op, type);
   gboolean first = TRUE;
@@ -422,7 +384,8 @@ issuer_row (Trace *trace, sqlite3_stmt *stmt)
 
 /* Columns: 0 id, 1 pid, 2 kind, 3 subkind, 4 start, 5 end, 6 bytes,
  * 7 correlation_id, 8 device, 9 stream, 10 external_id, 11 name,
- * 12 issuer pid, 13 issuer tid, 14 issuer ts, 15 mat begin, 16 mat end. */
+ * 12 issuer pid, 13 issuer tid, 14 issuer ts, 15 mat begin, 16 mat end,
+ * 17 an instant (memory alloc or free), 18 a memcpy, 19 a kernel. */
 static void
 cuda_row (Trace *trace, sqlite3_stmt *stmt)
 {
@@ -432,16 +395,16 @@ cuda_row (Trace *trace, sqlite3_stmt *stmt)
   gint64 end = sqlite3_column_int64 (stmt, 5);
   gint64 pid = COWSCOPE_EXPORT_GPU_PID_BASE + sqlite3_column_int64 (stmt, 8);
   gint64 stream = sqlite3_column_int64 (stmt, 9);
-  const char *kind_name = cowscope_session_enum_name (trace->session, "cuda_kinds", kind);
+  const char *kind_name = cowscope_session_tables_enum_name (trace->session, "cuda_kinds", kind);
   const char *kernel = (const char *) sqlite3_column_text (stmt, 11);
   g_autofree char *name = NULL;
-  gboolean instant = kind == 4 || kind == 5;
+  gboolean instant = sqlite3_column_int (stmt, 17);
   gboolean first = TRUE;
 
-  if (kind == 1)
-    name = g_strdup_printf ("memcpy %s", cowscope_session_enum_name (trace->session,
+  if (sqlite3_column_int (stmt, 18))
+    name = g_strdup_printf ("memcpy %s", cowscope_session_tables_enum_name (trace->session,
                               "memcpy_kinds", sqlite3_column_int64 (stmt, 3)));
-  else if (kind == 3 && kernel != NULL)
+  else if (sqlite3_column_int (stmt, 19) && kernel != NULL)
     name = g_strdup (kernel);
   else
     name = g_strdup (kind_name);
@@ -489,63 +452,56 @@ cuda_row (Trace *trace, sqlite3_stmt *stmt)
 
 /* ---- counters ------------------------------------------------------------ */
 
+/* One process's counters: the session format's rules, and the values
+ * last written. */
 typedef struct {
-  gint64 refcount, nbytes;
-} ContextState;
-
-typedef struct {
-  GHashTable *allocations; /* id → gint64 nbytes */
-  GHashTable *contexts;    /* id → ContextState */
-  gint64 value[3];         /* allocated, shared lazily, live storages */
-  gint64 shown[3];
+  CowscopeCounterRules rules;
+  double shown[COWSCOPE_N_COUNTERS];
 } ProcessCounters;
 
-static const char *const counter_names[3] = {
-  "allocated bytes", "lazily shared bytes", "live storages",
+static const char *const counter_names[COWSCOPE_N_COUNTERS] = {
+  [COWSCOPE_COUNTER_BYTES_ALLOCATED] = "allocated bytes",
+  [COWSCOPE_COUNTER_BYTES_SHARED] = "lazily shared bytes",
+  [COWSCOPE_COUNTER_LIVE_STORAGES] = "live storages",
 };
-static const char *const counter_keys[3] = { "bytes", "bytes", "storages" };
+static const char *const counter_keys[COWSCOPE_N_COUNTERS] = {
+  [COWSCOPE_COUNTER_BYTES_ALLOCATED] = "bytes",
+  [COWSCOPE_COUNTER_BYTES_SHARED] = "bytes",
+  [COWSCOPE_COUNTER_LIVE_STORAGES] = "storages",
+};
 
 static void
 process_counters_free (ProcessCounters *counters)
 {
-  g_hash_table_unref (counters->allocations);
-  g_hash_table_unref (counters->contexts);
+  cowscope_counter_rules_clear (&counters->rules);
   g_free (counters);
 }
 
-static gint64 *
-int64_key (gint64 value)
-{
-  gint64 *key = g_new (gint64, 1);
-  *key = value;
-  return key;
-}
-
-/* Walks allocation, storage and context events in time order and writes a
- * "C" event for each change of a process's counters. */
+/* Walks the allocation, storage and context events in time order and
+ * writes a "C" event for each change of a process's counters (the same
+ * counters as the application's timeline: cowscope-format-counters.h). */
 static gboolean
 write_counters (Trace *trace, GError **error)
 {
   g_autoptr (GHashTable) processes =
     g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                            (GDestroyNotify) process_counters_free);
-  sqlite3_stmt *stmt = cowscope_session_prepare (trace->session,
+  sqlite3_stmt *stmt = cowscope_session_tables_prepare (trace->session,
     "SELECT ts, pid, type, v0, v1, v2, v3 FROM main.events"
-    " WHERE type IN (1, 2, 3, 4, 8, 9, 10, 11) ORDER BY ts, seq", error);
+    " WHERE type IN (:ev_allocation_new, :ev_allocation_free, :ev_storage_new,"
+    "  :ev_storage_free, :ev_context_unref, :ev_context_free) ORDER BY ts, seq", error);
   int rc;
 
   if (stmt == NULL)
     return FALSE;
-  while ((rc = cowscope_session_step (trace->session, stmt, error)) == SQLITE_ROW
+  while ((rc = cowscope_session_tables_step (trace->session, stmt, error)) == SQLITE_ROW
          && cowscope_output_ok (trace->out))
     {
       gint64 ts = sqlite3_column_int64 (stmt, 0);
       gint64 pid = sqlite3_column_int64 (stmt, 1);
-      gint64 type = sqlite3_column_int64 (stmt, 2);
-      gint64 v0 = sqlite3_column_int64 (stmt, 3);
-      gint64 v1 = sqlite3_column_int64 (stmt, 4);
-      gint64 v2 = sqlite3_column_int64 (stmt, 5);
-      gint64 v3 = sqlite3_column_int64 (stmt, 6);
+      gint64 v[4];
+      for (int k = 0; k < 4; k++)
+        v[k] = sqlite3_column_int64 (stmt, 3 + k);
       ProcessCounters *c = g_hash_table_lookup (processes, &pid);
 
       if (!progress_step (&trace->progress))
@@ -553,58 +509,21 @@ write_counters (Trace *trace, GError **error)
       if (c == NULL)
         {
           c = g_new0 (ProcessCounters, 1);
-          c->allocations = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-          c->contexts = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
-          for (int i = 0; i < 3; i++)
+          cowscope_counter_rules_init (&c->rules);
+          for (int i = 0; i < COWSCOPE_N_COUNTERS; i++)
             c->shown[i] = -1;
-          g_hash_table_insert (processes, int64_key (pid), c);
+          g_hash_table_insert (processes, g_memdup2 (&pid, sizeof pid), c);
         }
-      switch (type)
-        {
-        case 1: /* allocation_new: id, nbytes */
-          g_hash_table_replace (c->allocations, int64_key (v0), int64_key (v1));
-          c->value[0] += v1;
-          break;
-        case 2: /* allocation_free */
-          {
-            gint64 *known = g_hash_table_lookup (c->allocations, &v0);
-            c->value[0] -= known != NULL ? *known : v1;
-            g_hash_table_remove (c->allocations, &v0);
-          }
-          break;
-        case 3: /* storage_new */
-          c->value[2]++;
-          break;
-        case 4: /* storage_free */
-          c->value[2]--;
-          break;
-        default: /* context new/ref/unref/free: id, storage, refcount after, allocation */
-          {
-            ContextState *state = g_hash_table_lookup (c->contexts, &v0);
-            gint64 *nbytes = g_hash_table_lookup (c->allocations, &v3);
-            if (state == NULL)
-              {
-                state = g_new0 (ContextState, 1);
-                g_hash_table_insert (c->contexts, int64_key (v0), state);
-              }
-            if (state->nbytes == 0 && nbytes != NULL)
-              state->nbytes = *nbytes;
-            c->value[1] -= MAX (state->refcount - 1, 0) * state->nbytes;
-            state->refcount = type == 11 ? 0 : v2;
-            c->value[1] += MAX (state->refcount - 1, 0) * state->nbytes;
-            if (type == 11)
-              g_hash_table_remove (c->contexts, &v0);
-          }
-          break;
-        }
-      for (int i = 0; i < 3; i++)
-        if (c->value[i] != c->shown[i])
+      guint changed = cowscope_counter_rules_apply (&c->rules, (guint32) pid,
+                                                    sqlite3_column_int64 (stmt, 2), v);
+      for (int i = 0; i < COWSCOPE_N_COUNTERS; i++)
+        if ((changed & (1u << i)) && c->rules.value[i] != c->shown[i])
           {
             begin_event (trace, "C", counter_names[i], "memory", pid, 0, ts);
             cowscope_output_printf (trace->out, ",\"args\":{\"%s\":%" PRId64 "}",
-                                    counter_keys[i], c->value[i]);
+                                    counter_keys[i], (gint64) c->rules.value[i]);
             end_event (trace);
-            c->shown[i] = c->value[i];
+            c->shown[i] = c->rules.value[i];
           }
     }
   sqlite3_finalize (stmt);
@@ -620,7 +539,8 @@ static const char processes_sql[] =
 static const char threads_sql[] = "SELECT pid, tid, name FROM threads";
 static const char gpus_sql[] =
   "SELECT DISTINCT COALESCE (device_id, 0), COALESCE (stream_id, 0)"
-  " FROM cuda_activity WHERE kind IN (1, 2, 3, 4, 5)";
+  " FROM cuda_activity WHERE kind IN (:cuda_memcpy, :cuda_memset, :cuda_kernel,"
+  "  :cuda_memory_alloc, :cuda_memory_free)";
 static const char ranges_sql[] =
   "SELECT pid, tid, name, id, parent_id, begin_ts, end_ts FROM ranges"
   " WHERE begin_ts IS NOT NULL";
@@ -650,26 +570,29 @@ static const char marks_sql[] =
 static const char issuers_sql[] =
   "SELECT DISTINCT e.seq, e.pid, e.tid, e.ts, e.type, e.op FROM cuda_activity c"
   " JOIN main.events e ON e.seq = c.external_id"
-  " WHERE c.kind IN (1, 2, 3)"
+  " WHERE c.kind IN (:cuda_memcpy, :cuda_memset, :cuda_kernel)"
   " AND NOT EXISTS (SELECT 1 FROM materializations m WHERE m.seq = e.seq)";
 /* %s: the kernel-name expression (name_id is newer than some files). */
 static const char cuda_sql_format[] =
   "SELECT c.id, c.pid, c.kind, c.subkind, c.start_ns, c.end_ns, c.bytes,"
   " c.correlation_id, COALESCE (c.device_id, 0), COALESCE (c.stream_id, 0),"
-  " c.external_id, %s, e.pid, e.tid, e.ts, m.begin_ts, m.end_ts"
+  " c.external_id, %s, e.pid, e.tid, e.ts, m.begin_ts, m.end_ts,"
+  " c.kind IN (:cuda_memory_alloc, :cuda_memory_free), c.kind = :cuda_memcpy,"
+  " c.kind = :cuda_kernel"
   " FROM cuda_activity c LEFT JOIN main.events e ON e.seq = c.external_id"
   " LEFT JOIN materializations m ON m.seq = c.external_id"
-  " WHERE c.kind IN (1, 2, 3, 4, 5) AND c.start_ns IS NOT NULL";
+  " WHERE c.kind IN (:cuda_memcpy, :cuda_memset, :cuda_kernel, :cuda_memory_alloc,"
+  "  :cuda_memory_free) AND c.start_ns IS NOT NULL";
 
 /* The session's first and last timestamps (0, 0 when it has none). */
 static gboolean
-session_span (CowscopeSession *session, gint64 *start, gint64 *end, GError **error)
+session_span (CowscopeSessionTables *session, gint64 *start, gint64 *end, GError **error)
 {
-  return cowscope_session_query_int (session,
+  return cowscope_session_tables_query_int (session,
            "SELECT MIN (t) FROM (SELECT MIN (ts) AS t FROM main.events"
            " UNION ALL SELECT MIN (start_ns) FROM cuda_activity"
            " UNION ALL SELECT MIN (begin_ts) FROM ranges)", start, error)
-         && cowscope_session_query_int (session,
+         && cowscope_session_tables_query_int (session,
            "SELECT MAX (t) FROM (SELECT MAX (ts) AS t FROM main.events"
            " UNION ALL SELECT MAX (end_ns) FROM cuda_activity"
            " UNION ALL SELECT MAX (end_ts) FROM ranges)", end, error);
@@ -677,7 +600,7 @@ session_span (CowscopeSession *session, gint64 *start, gint64 *end, GError **err
 
 /* Estimated rows to write, for the progress line. */
 static gint64
-estimate_rows (CowscopeSession *session)
+estimate_rows (CowscopeSessionTables *session)
 {
   gint64 n = 0, total = 0;
   static const char *const counts[] = {
@@ -688,43 +611,43 @@ estimate_rows (CowscopeSession *session)
   };
 
   for (gsize i = 0; i < G_N_ELEMENTS (counts); i++)
-    if (cowscope_session_query_int (session, counts[i], &n, NULL))
+    if (cowscope_session_tables_query_int (session, counts[i], &n, NULL))
       total += n;
   return total;
 }
 
 gboolean
-cowscope_export_chrome (CowscopeSession *session, const char *path,
+cowscope_export_chrome (CowscopeSessionTables *session, const char *path,
                         gboolean force, const CowscopeExportProgress *progress,
                         GError **error)
 {
   Trace trace = { .session = session, .first = TRUE };
   g_autofree char *cuda_sql = NULL;
-  const char *command = cowscope_session_get_meta (session, "command");
+  const char *command = cowscope_session_tables_get_meta (session, "command");
   gboolean ok;
 
   if (!session_span (session, &trace.base, &trace.end, error))
     return FALSE;
   cuda_sql = g_strdup_printf (cuda_sql_format,
-                              cowscope_session_has_column (session, "cuda_activity", "name_id")
+                              cowscope_session_tables_has_column (session, "cuda_activity", "name_id")
                                 ? "COALESCE (c.name, (SELECT s.value FROM strings s"
                                   " WHERE s.pid = c.pid AND s.id = c.name_id))"
                                 : "c.name");
   trace.out = cowscope_output_open (path, force, error);
   if (trace.out == NULL)
     return FALSE;
-  progress_init (&trace.progress, progress, path, estimate_rows (session));
+  progress_init (&trace.progress, progress, estimate_rows (session));
 
   cowscope_output_printf (trace.out,
                           "{\"displayTimeUnit\":\"ns\",\"otherData\":{"
                           "\"format\":\"cowscope-trace\",\"baseTimeNanoseconds\":%" PRId64
                           ",\"clock\":\"CLOCK_MONOTONIC\",\"schema_version\":%d,\"command\":",
-                          trace.base, cowscope_session_get_schema_version (session));
+                          trace.base, cowscope_session_tables_get_schema_version (session));
   cowscope_output_json_string (trace.out, command);
   cowscope_output_puts (trace.out, ",\"session\":");
-  cowscope_output_json_string (trace.out, cowscope_session_get_path (session));
+  cowscope_output_json_string (trace.out, cowscope_session_tables_get_path (session));
   cowscope_output_printf (trace.out, ",\"finalized\":%s},\"traceEvents\":[",
-                          cowscope_session_is_finalized (session) ? "true" : "false");
+                          cowscope_session_tables_is_finalized (session) ? "true" : "false");
 
   ok = for_each_row (&trace, processes_sql, process_row, error)
        && for_each_row (&trace, threads_sql, thread_row, error)
@@ -737,7 +660,6 @@ cowscope_export_chrome (CowscopeSession *session, const char *path,
        && for_each_row (&trace, issuers_sql, issuer_row, error)
        && for_each_row (&trace, cuda_sql, cuda_row, error)
        && write_counters (&trace, error);
-  progress_end (&trace.progress);
   if (!ok)
     {
       cowscope_output_abort (trace.out);
@@ -776,7 +698,7 @@ csv_field (CowscopeOutput *out, const char *text, gsize length)
 
 /* Writes table @table of @session as CSV into @out. */
 static gboolean
-csv_table (CowscopeSession *session, const char *table, CowscopeOutput *out,
+csv_table (CowscopeSessionTables *session, const char *table, CowscopeOutput *out,
            Progress *progress, GError **error)
 {
   g_autofree char *quoted = NULL;
@@ -793,7 +715,7 @@ csv_table (CowscopeSession *session, const char *table, CowscopeOutput *out,
     }
   quoted = g_string_free (name, FALSE);
   sql = g_strdup_printf ("SELECT * FROM main.\"%s\"", quoted);
-  stmt = cowscope_session_prepare (session, sql, error);
+  stmt = cowscope_session_tables_prepare (session, sql, error);
   if (stmt == NULL)
     return FALSE;
   columns = sqlite3_column_count (stmt);
@@ -805,7 +727,7 @@ csv_table (CowscopeSession *session, const char *table, CowscopeOutput *out,
       csv_field (out, column != NULL ? column : "", column != NULL ? strlen (column) : 0);
     }
   cowscope_output_puts (out, "\r\n");
-  while ((rc = cowscope_session_step (session, stmt, error)) == SQLITE_ROW
+  while ((rc = cowscope_session_tables_step (session, stmt, error)) == SQLITE_ROW
          && cowscope_output_ok (out))
     {
       for (int i = 0; i < columns; i++)
@@ -874,7 +796,7 @@ remove_tree (const char *dir, GPtrArray *names)
 }
 
 gboolean
-cowscope_export_csv (CowscopeSession *session, const char *path,
+cowscope_export_csv (CowscopeSessionTables *session, const char *path,
                      gboolean force, const CowscopeExportProgress *progress_sink,
                      GError **error)
 {
@@ -906,12 +828,12 @@ cowscope_export_csv (CowscopeSession *session, const char *path,
       exists = TRUE;
     }
 
-  stmt = cowscope_session_prepare (session,
+  stmt = cowscope_session_tables_prepare (session,
     "SELECT name FROM main.sqlite_master WHERE type = 'table'"
     " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name", error);
   if (stmt == NULL)
     return FALSE;
-  while ((rc = cowscope_session_step (session, stmt, error)) == SQLITE_ROW)
+  while ((rc = cowscope_session_tables_step (session, stmt, error)) == SQLITE_ROW)
     {
       const char *name = (const char *) sqlite3_column_text (stmt, 0);
       if (name != NULL)
@@ -926,10 +848,10 @@ cowscope_export_csv (CowscopeSession *session, const char *path,
                                               (char *) tables->pdata[i]);
       gint64 n = 0;
       if (strchr (tables->pdata[i], '"') == NULL
-          && cowscope_session_query_int (session, sql, &n, NULL))
+          && cowscope_session_tables_query_int (session, sql, &n, NULL))
         total += n;
     }
-  progress_init (&progress, progress_sink, path, total);
+  progress_init (&progress, progress_sink, total);
 
   if (g_mkdtemp_full (tmp, 0755) == NULL)
     {
@@ -967,7 +889,6 @@ cowscope_export_csv (CowscopeSession *session, const char *path,
       if (!cowscope_output_commit (out, error))
         goto fail;
     }
-  progress_end (&progress);
 
   if (!exists)
     {
@@ -998,7 +919,6 @@ cowscope_export_csv (CowscopeSession *session, const char *path,
   return TRUE;
 
 fail:
-  progress_end (&progress);
   remove_tree (tmp, files);
   return FALSE;
 }
@@ -1015,7 +935,7 @@ vacuum_progress (void *data)
 }
 
 gboolean
-cowscope_export_sqlite (CowscopeSession *session, const char *path,
+cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
                         gboolean force, const CowscopeExportProgress *progress,
                         GError **error)
 {
@@ -1023,7 +943,7 @@ cowscope_export_sqlite (CowscopeSession *session, const char *path,
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *tmpl = g_strdup_printf (".%s.XXXXXX.part", base);
   g_autofree char *tmp = g_build_filename (parent, tmpl, NULL);
-  sqlite3 *db = cowscope_session_get_db (session);
+  sqlite3 *db = cowscope_session_tables_get_db (session);
   sqlite3_stmt *stmt = NULL;
   struct stat st;
   int fd, rc;
@@ -1074,7 +994,7 @@ cowscope_export_sqlite (CowscopeSession *session, const char *path,
       if (primary == SQLITE_INTERRUPT)
         g_set_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, MSG_CANCELLED);
       else if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
-        cowscope_session_set_error (session, error, rc, "copying");
+        cowscope_session_tables_set_error (session, error, rc, "copying");
       else
         g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_SQLITE_WRITE,
                      path, primary == SQLITE_FULL ? g_strerror (ENOSPC)
@@ -1093,73 +1013,4 @@ cowscope_export_sqlite (CowscopeSession *session, const char *path,
       return FALSE;
     }
   return TRUE;
-}
-
-/* ---- the command --------------------------------------------------------- */
-
-int
-cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
-{
-  g_autofree char *format = NULL;
-  g_autofree char *output = NULL;
-  g_auto (GStrv) args = NULL;
-  const char *file = NULL;
-  gboolean force = FALSE, help = FALSE, ok;
-  GOptionEntry entries[] = {
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &format, MSG_OPT_FORMAT, "FORMAT" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, MSG_OPT_OUTPUT, "OUT" },
-    { "force", 0, 0, G_OPTION_ARG_NONE, &force, MSG_OPT_FORCE, NULL },
-    { "help", 'h', 0, G_OPTION_ARG_NONE, &help, MSG_OPT_HELP, NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &args, NULL, NULL },
-    { NULL, 0, 0, 0, NULL, NULL, NULL },
-  };
-  g_autoptr (GOptionContext) context = g_option_context_new (MSG_PARAMETER);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (CowscopeSession) session = NULL;
-
-  g_option_context_set_summary (context, MSG_SUMMARY);
-  g_option_context_add_main_entries (context, entries, NULL);
-  int status = cowscope_cli_parse_session_args (context, "export", argc, argv, &help, &args,
-                                                &file, out, err);
-  if (status >= 0)
-    return status;
-  if (format == NULL)
-    format = g_strdup ("chrome");
-  if (strcmp (format, "chrome") != 0 && strcmp (format, "csv") != 0
-      && strcmp (format, "sqlite") != 0)
-    {
-      g_autofree char *message = g_strdup_printf (MSG_BAD_FORMAT, format);
-      return cowscope_cli_usage_error (err, "export", message);
-    }
-  if (output == NULL || *output == '\0')
-    return cowscope_cli_usage_error (err, "export", MSG_NO_OUTPUT);
-
-  session = cowscope_session_open (file, &error);
-  if (session == NULL)
-    {
-      fprintf (err, "cowscope-cli export: %s\n", error->message);
-      return COWSCOPE_EXIT_ERROR;
-    }
-  if (!cowscope_session_is_finalized (session))
-    fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", file, file);
-
-  CowscopeExportProgress progress = { .terminal = err };
-  if (strcmp (format, "chrome") == 0)
-    ok = cowscope_export_chrome (session, output, force, &progress, &error);
-  else if (strcmp (format, "csv") == 0)
-    ok = cowscope_export_csv (session, output, force, &progress, &error);
-  else
-    ok = cowscope_export_sqlite (session, output, force, &progress, &error);
-  if (!ok)
-    {
-      fprintf (err, "cowscope-cli export: %s\n", error->message);
-      return COWSCOPE_EXIT_ERROR;
-    }
-  return COWSCOPE_EXIT_OK;
-}
-
-int
-cowscope_cli_export (int argc, char **argv)
-{
-  return cowscope_export_run (argc, argv, stdout, stderr);
 }

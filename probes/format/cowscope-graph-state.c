@@ -1,23 +1,22 @@
-/* cowscope-graph-state.c — live objects, the event rules and the graph
- * they make (see the header).
+/* cowscope-graph-state.c — live objects and the event rules (see the
+ * header).
  *
  * Objects are slots in one array, found through an open-addressing table
  * (kind, pid, id) -> slot index + 1, whose entries also carry 32 bits of
  * the key's hash: a probe touches a slot (a cache miss in a state of
- * 100,000 objects) only when the hashes agree.  A freed object's slot stays, marked
- * dead, until compact(): a replay never deletes from the table, and an id
- * born again reuses its slot.
+ * 100,000 objects) only when the hashes agree.  A freed object's slot
+ * stays, marked dead, until compact(): a replay never deletes from the
+ * table, and an id born again reuses its slot.
  */
 #include "cowscope-graph-state.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cowscope-session-types.h"
-#include "cowscope-sharing-graph-private.h"
+#include "cow-trace.h"
 
 typedef struct {
-  CowscopeGraphNode node; /* first: a node pointer is a slot pointer; label unused */
+  CowscopeLiveObject node; /* first: an object pointer is a slot pointer */
   gint64 name_id;         /* strings id from a TENSOR_NAME event, or 0 */
   guint32 name;           /* offset + 1 into names, or 0 */
   gboolean dead;
@@ -32,13 +31,6 @@ struct _CowscopeGraphState {
   GByteArray *names; /* NUL-terminated names, appended */
 };
 
-static inline guint64
-hash_key (guint8 kind, guint32 pid, guint64 id)
-{
-  guint64 h = id * 0x9E3779B97F4A7C15ull;
-  h ^= ((guint64) pid << 8 | kind) * 0xC2B2AE3D27D4EB4Full;
-  return h ^ (h >> 29);
-}
 
 /* An empty state. */
 CowscopeGraphState *
@@ -72,7 +64,8 @@ cowscope_graph_state_copy (const CowscopeGraphState *self, gsize extra,
       copy->cap_slots = self->n_slots + (guint) extra;
       copy->slots = g_new (Slot, MAX (copy->cap_slots, 1));
     }
-  memcpy (copy->slots, self->slots, sizeof (Slot) * self->n_slots);
+  if (self->n_slots > 0) /* an empty state may have no slots array at all */
+    memcpy (copy->slots, self->slots, sizeof (Slot) * self->n_slots);
   copy->n_slots = self->n_slots;
   if (copy->table == NULL || copy->mask != self->mask)
     {
@@ -127,7 +120,7 @@ static inline gint64
 find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 {
   const Slot *slots = self->slots;
-  guint64 h = hash_key (kind, pid, id);
+  guint64 h = cowscope_graph_state_hash (kind, pid, id);
   guint64 tag = h & ~(guint64) G_MAXUINT32;
   gsize i = h & self->mask;
   for (;;)
@@ -150,7 +143,7 @@ static void
 table_put (CowscopeGraphState *self, guint32 index)
 {
   const Slot *s = &self->slots[index];
-  guint64 h = hash_key (s->node.kind, s->node.pid, s->node.id);
+  guint64 h = cowscope_graph_state_hash (s->node.kind, s->node.pid, s->node.id);
   gsize i = h & self->mask;
   while (self->table[i] != 0)
     i = (i + 1) & self->mask;
@@ -186,7 +179,7 @@ cowscope_graph_state_reserve (CowscopeGraphState *self, gsize n)
 }
 
 /* add() for a key the caller knows is new (@at = -1), or any key. */
-static inline CowscopeGraphNode *
+static inline CowscopeLiveObject *
 add_at (CowscopeGraphState *self, gint64 at, guint8 kind, guint32 pid, guint64 id)
 {
   Slot *s;
@@ -217,19 +210,19 @@ add_at (CowscopeGraphState *self, gint64 at, guint8 kind, guint32 pid, guint64 i
   return &s->node;
 }
 
-CowscopeGraphNode *
+CowscopeLiveObject *
 cowscope_graph_state_add (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 {
   return add_at (self, find_slot (self, kind, pid, id), kind, pid, id);
 }
 
-CowscopeGraphNode *
+CowscopeLiveObject *
 cowscope_graph_state_add_new (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 {
   return add_at (self, -1, kind, pid, id);
 }
 
-CowscopeGraphNode *
+CowscopeLiveObject *
 cowscope_graph_state_lookup (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 {
   gint64 at = find_slot (self, kind, pid, id);
@@ -255,7 +248,7 @@ state_kill (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
 }
 
 void
-cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeGraphNode *node,
+cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeLiveObject *node,
                                const char *name, gssize len)
 {
   Slot *s = (Slot *) node;
@@ -275,85 +268,132 @@ cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeGraphNode *node
   g_byte_array_append (self->names, (const guint8 *) "", 1);
 }
 
-/* The rules. */
-CowscopeGraphNode *
+/* ---- the rules ------------------------------------------------------------ */
+
+static const char *const kind_names[COWSCOPE_N_OBJECT_KINDS] = {
+  "allocation", "context", "storage", "tensor",
+};
+
+const char *
+cowscope_object_kind_name (CowscopeObjectKind kind)
+{
+  return kind < COWSCOPE_N_OBJECT_KINDS ? kind_names[kind] : "unknown";
+}
+
+int
+cowscope_event_creates (gint64 type)
+{
+  switch (type)
+    {
+    case COW_EVENT_ALLOCATION_NEW: return COWSCOPE_OBJECT_ALLOCATION;
+    case COW_EVENT_CONTEXT_NEW: return COWSCOPE_OBJECT_CONTEXT;
+    case COW_EVENT_STORAGE_NEW: return COWSCOPE_OBJECT_STORAGE;
+    case COW_EVENT_TENSOR_NEW: return COWSCOPE_OBJECT_TENSOR;
+    default: return -1;
+    }
+}
+
+/* TENSOR_NAME changes a live state (the live view names tensors from
+ * it), but a replay gets each tensor's final name with the event that
+ * created it, so checkpoint_replays leave it out. */
+gboolean
+cowscope_event_changes_graph (gint64 type)
+{
+  switch (type)
+    {
+    case COW_EVENT_TENSOR_NAME:
+    case COW_EVENT_LAZY_CLONE:
+    case COW_EVENT_LAZY_CLONE_EAGER:
+    case COW_EVENT_MATERIALIZE_BEGIN:
+    case COW_EVENT_SIMULATE_VIOLATION:
+    case COW_EVENT_RANGE_BEGIN:
+    case COW_EVENT_RANGE_END:
+    case COW_EVENT_MARK:
+      return FALSE;
+    default:
+      return TRUE;
+    }
+}
+
+CowscopeLiveObject *
 cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type, gint64 aux, guint32 pid,
                             const gint64 v[5])
 {
-  CowscopeGraphNode *n;
+  CowscopeLiveObject *n;
   switch (type)
     {
-    case COWSCOPE_EV_ALLOCATION_NEW:
-      n = cowscope_graph_state_add (self, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
+    case COW_EVENT_ALLOCATION_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_ALLOCATION, pid, (guint64) v[0]);
       n->alloc_kind = (guint8) aux;
       n->nbytes = (guint64) v[1];
       n->device = v[3];
       return n;
-    case COWSCOPE_EV_ALLOCATION_FREE:
-      state_kill (self, COWSCOPE_NODE_ALLOCATION, pid, (guint64) v[0]);
+    case COW_EVENT_ALLOCATION_FREE:
+      state_kill (self, COWSCOPE_OBJECT_ALLOCATION, pid, (guint64) v[0]);
       return NULL;
-    case COWSCOPE_EV_STORAGE_NEW:
-      n = cowscope_graph_state_add (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
+    case COW_EVENT_STORAGE_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]);
       n->allocation_id = (guint64) v[1];
       n->nbytes = (guint64) v[2];
       n->context_id = (guint64) v[3];
       n->source_id = (guint64) v[4];
       return n;
-    case COWSCOPE_EV_STORAGE_FREE:
-      state_kill (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]);
+    case COW_EVENT_STORAGE_FREE:
+      state_kill (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]);
       return NULL;
-    case COWSCOPE_EV_TENSOR_NEW:
-      n = cowscope_graph_state_add (self, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
+    case COW_EVENT_TENSOR_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]);
       n->storage_id = (guint64) v[1];
       n->source_id = (guint64) v[2];
       n->numel = v[3];
       n->dtype = (guint32) (aux & 0xff);
       n->ndim = (guint32) ((aux >> 8) & 0xff);
       return n;
-    case COWSCOPE_EV_TENSOR_FREE:
-      state_kill (self, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]);
+    case COW_EVENT_TENSOR_FREE:
+      state_kill (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]);
       return NULL;
-    case COWSCOPE_EV_TENSOR_NAME:
-      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_NODE_TENSOR, pid, (guint64) v[0]))
+    case COW_EVENT_TENSOR_NAME:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]))
           != NULL)
         ((Slot *) n)->name_id = v[1];
       return NULL;
-    case COWSCOPE_EV_CONTEXT_NEW:
+    case COW_EVENT_CONTEXT_NEW:
       {
-        CowscopeGraphNode *c =
-          cowscope_graph_state_add (self, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
+        CowscopeLiveObject *c =
+          cowscope_graph_state_add (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
         c->allocation_id = (guint64) v[3];
         c->storage_id = (guint64) v[1];
         /* The first storage joins the context, as on a ref. */
-        if ((n = cowscope_graph_state_lookup (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1]))
+        if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
             != NULL)
           {
             n->context_id = (guint64) v[0];
             n->left_context_id = 0;
           }
-        return cowscope_graph_state_lookup (self, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
+        return cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
       }
-    case COWSCOPE_EV_CONTEXT_REF:
-      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1]))
+    case COW_EVENT_CONTEXT_REF:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
           != NULL)
         {
           n->context_id = (guint64) v[0];
           n->left_context_id = 0;
         }
       return NULL;
-    case COWSCOPE_EV_CONTEXT_UNREF:
-      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[1]))
+    case COW_EVENT_CONTEXT_UNREF:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
             != NULL
           && n->context_id == (guint64) v[0])
         n->context_id = 0;
       return NULL;
-    case COWSCOPE_EV_CONTEXT_FREE:
-      state_kill (self, COWSCOPE_NODE_CONTEXT, pid, (guint64) v[0]);
+    case COW_EVENT_CONTEXT_FREE:
+      state_kill (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
       return NULL;
-    case COWSCOPE_EV_MATERIALIZE_END:
-      if ((aux & 0xff) != COWSCOPE_MATERIALIZE_COPY && (aux & 0xff) != COWSCOPE_MATERIALIZE_STEAL)
+    case COW_EVENT_MATERIALIZE_END:
+      if ((aux & COW_MATERIALIZE_KIND_MASK) != COW_MATERIALIZE_COPY
+          && (aux & COW_MATERIALIZE_KIND_MASK) != COW_MATERIALIZE_STEAL)
         return NULL;
-      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_NODE_STORAGE, pid, (guint64) v[0]))
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]))
           != NULL)
         {
           n->context_id = 0;
@@ -384,7 +424,49 @@ cowscope_graph_state_compact (CowscopeGraphState *self)
     table_put (self, i);
 }
 
-/* ---- assembling the graph ------------------------------------------------ */
+/* ---- reading a state whole ----------------------------------------------- */
+
+guint
+cowscope_graph_state_get_n_slots (const CowscopeGraphState *self)
+{
+  return self->n_slots;
+}
+
+const CowscopeLiveObject *
+cowscope_graph_state_get_slot (const CowscopeGraphState *self, guint slot)
+{
+  g_return_val_if_fail (slot < self->n_slots, NULL);
+  const Slot *s = &self->slots[slot];
+  return s->dead ? NULL : &s->node;
+}
+
+const char *
+cowscope_graph_state_get_slot_name (const CowscopeGraphState *self, guint slot, gint64 *name_id)
+{
+  g_return_val_if_fail (slot < self->n_slots, NULL);
+  const Slot *s = &self->slots[slot];
+  *name_id = s->name != 0 ? 0 : s->name_id;
+  return s->name != 0 ? (const char *) self->names->data + s->name - 1 : NULL;
+}
+
+gint64
+cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid,
+                                guint64 id)
+{
+  return find_slot (self, kind, pid, id);
+}
+
+void
+cowscope_graph_state_get_index (const CowscopeGraphState *self, CowscopeGraphStateIndex *index)
+{
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (Slot, node) == 0);
+  index->table = self->table;
+  index->mask = self->mask;
+  /* A slot pointer is an object pointer (the object comes first); an
+   * empty copy may have no slots array. */
+  index->objects = (const CowscopeLiveObject *) (gconstpointer) self->slots;
+  index->stride = sizeof (Slot);
+}
 
 static int
 compare_slot_ids (gconstpointer a, gconstpointer b, gpointer data)
@@ -401,16 +483,16 @@ compare_keys (gconstpointer a, gconstpointer b)
   return (x > y) - (x < y);
 }
 
-/* The live slots' indices in node order: by kind, pid, then id.  A
- * counting sort by (kind, pid), keeping slot order within each: since ids
- * grow with time and a checkpoint's objects come sorted, that is almost
- * always id order already (checked; sorted when not). */
-static guint32 *
-order_slots (const CowscopeGraphState *self, guint n_nodes)
+/* A counting sort by (kind, pid), keeping slot order within each group:
+ * since ids grow with time and a checkpoint's objects come sorted, that
+ * is almost always id order already (checked; sorted when not). */
+guint32 *
+cowscope_graph_state_sort (const CowscopeGraphState *self)
 {
   const Slot *slots = self->slots;
   guint n_slots = self->n_slots;
-  guint32 *order = g_new (guint32, MAX (n_nodes, 1));
+  guint n_live = n_slots - self->n_dead;
+  guint32 *order = g_new (guint32, MAX (n_live, 1));
   g_autofree guint32 *group_of = g_new (guint32, MAX (n_slots, 1));
   g_autoptr (GHashTable) groups =
     g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL); /* key -> group + 1 */
@@ -472,161 +554,4 @@ order_slots (const CowscopeGraphState *self, guint n_nodes)
           }
     }
   return order;
-}
-
-typedef struct {
-  const CowscopeGraphState *st;
-  const guint32 *where; /* slot index -> node index, G_MAXUINT32: dead */
-  const CowscopeGraphNode *nodes;
-} Index;
-
-/* The node index of live object (@kind, @pid, @id), or -1.  As
- * find_slot(), but the key is checked on the node (which the caller
- * reads next anyway) rather than on the slot. */
-static inline gint
-find_node (const Index *x, guint8 kind, guint32 pid, guint64 id)
-{
-  if (id == 0)
-    return -1;
-  const CowscopeGraphState *st = x->st;
-  guint64 h = hash_key (kind, pid, id);
-  guint64 tag = h & ~(guint64) G_MAXUINT32;
-  gsize i = h & st->mask;
-  for (;;)
-    {
-      guint64 v = st->table[i];
-      if (v == 0)
-        return -1;
-      if ((v & ~(guint64) G_MAXUINT32) == tag)
-        {
-          guint32 k = x->where[(guint32) v - 1];
-          if (k != G_MAXUINT32)
-            {
-              const CowscopeGraphNode *m = &x->nodes[k];
-              if (m->id == id && m->pid == pid && m->kind == kind)
-                return (gint) k;
-            }
-        }
-      i = (i + 1) & st->mask;
-    }
-}
-
-static inline void
-add_edge (GArray *edges, gint from, gint to, guint8 kind)
-{
-  if (from < 0 || to < 0)
-    return;
-  CowscopeGraphEdge e = { (guint32) from, (guint32) to, kind };
-  g_array_append_val (edges, e);
-}
-
-CowscopeSharingGraph *
-cowscope_graph_state_assemble (const CowscopeGraphState *self,
-                               const CowscopeGraphAssembleOptions *options)
-{
-  const Slot *slots = self->slots;
-  guint n_slots = self->n_slots;
-  guint n_nodes = n_slots - self->n_dead;
-  GArray *nodes = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphNode), n_nodes);
-  g_array_set_size (nodes, n_nodes);
-  GStringChunk *labels = g_string_chunk_new (4096);
-  CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
-
-  /* Copy out the live slots in node order. */
-  g_autofree guint32 *order = order_slots (self, n_nodes);
-  g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1));
-  memset (where, 0xff, sizeof (guint32) * n_slots);
-  for (guint k = 0; k < n_nodes; k++)
-    {
-      const Slot *s = &slots[order[k]];
-      where[order[k]] = k;
-      n[k] = s->node;
-      n[k].label = NULL;
-      const char *name = NULL;
-      if (s->name != 0)
-        name = (const char *) self->names->data + s->name - 1;
-      else if (s->name_id != 0 && options->name_func != NULL)
-        name = options->name_func (s->node.pid, s->name_id, options->name_data);
-      if (name != NULL)
-        n[k].label = g_string_chunk_insert (labels, name);
-    }
-  Index x = { self, where, n };
-
-  GArray *edges = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphEdge), n_nodes);
-  /* The allocation a context or an owning storage owns, found once. */
-  g_autofree gint *owned = g_new (gint, MAX (n_nodes, 1));
-  gint64 time = options->time;
-  for (guint i = 0; i < n_nodes; i++)
-    {
-      n[i].freed_soon = n[i].free_ts >= 0 && n[i].free_ts <= time + options->freed_soon_ns;
-      if (n[i].kind == COWSCOPE_NODE_STORAGE)
-        {
-          if (n[i].context_id != 0)
-            {
-              gint ctx = find_node (&x, COWSCOPE_NODE_CONTEXT, n[i].pid, n[i].context_id);
-              n[i].state = COWSCOPE_NODE_STATE_SHARED;
-              if (ctx >= 0)
-                n[ctx].refcount++;
-              add_edge (edges, (gint) i, ctx, COWSCOPE_EDGE_LAZY_COPY_OF);
-              gint src = find_node (&x, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id);
-              if (src >= 0 && n[src].context_id == n[i].context_id)
-                add_edge (edges, (gint) i, src, COWSCOPE_EDGE_LAZY_COPY_OF);
-            }
-          else
-            {
-              n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                                     : COWSCOPE_NODE_STATE_OWNED;
-              owned[i] = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
-              add_edge (edges, (gint) i, owned[i], COWSCOPE_EDGE_OWNS);
-              if (n[i].left_context_id != 0)
-                {
-                  add_edge (edges, (gint) i,
-                            find_node (&x, COWSCOPE_NODE_CONTEXT, n[i].pid, n[i].left_context_id),
-                            COWSCOPE_EDGE_MATERIALIZED_FROM);
-                  add_edge (edges, (gint) i,
-                            find_node (&x, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].source_id),
-                            COWSCOPE_EDGE_MATERIALIZED_FROM);
-                }
-            }
-        }
-      else if (n[i].kind == COWSCOPE_NODE_CONTEXT)
-        {
-          n[i].state = COWSCOPE_NODE_STATE_SHARED;
-          owned[i] = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
-          add_edge (edges, (gint) i, owned[i], COWSCOPE_EDGE_OWNS);
-        }
-    }
-  /* Allocations take the state of whoever owns them; tensors their
-   * storage's; tensor bytes from the dtype's item size. */
-  for (guint i = 0; i < n_nodes; i++)
-    {
-      if (n[i].kind == COWSCOPE_NODE_CONTEXT)
-        {
-          gint a = owned[i];
-          if (a >= 0)
-            n[a].state = COWSCOPE_NODE_STATE_SHARED;
-        }
-      else if (n[i].kind == COWSCOPE_NODE_STORAGE && n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED)
-        {
-          gint a = owned[i];
-          if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
-            n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
-        }
-      else if (n[i].kind == COWSCOPE_NODE_TENSOR)
-        {
-          gint s = find_node (&x, COWSCOPE_NODE_STORAGE, n[i].pid, n[i].storage_id);
-          if (s >= 0)
-            n[i].state = n[s].state;
-          guint size = n[i].dtype < options->n_itemsizes && options->itemsizes != NULL
-                         ? options->itemsizes[n[i].dtype]
-                         : 0;
-          n[i].nbytes = (guint64) MAX (n[i].numel, 0) * MAX (size, 1);
-          add_edge (edges, (gint) i, s, COWSCOPE_EDGE_VIEW_OF);
-          gint base = find_node (&x, COWSCOPE_NODE_TENSOR, n[i].pid, n[i].source_id);
-          if (base >= 0 && n[base].storage_id == n[i].storage_id)
-            add_edge (edges, (gint) i, base, COWSCOPE_EDGE_VIEW_OF);
-        }
-    }
-  return cowscope_sharing_graph_new_take (nodes, edges, labels, options->seq, options->time,
-                                          options->checkpoint_seq, options->n_replayed);
 }
