@@ -11,7 +11,7 @@
  *
  * Every message is one datagram: a CowscopeMessageHeader then its
  * payload.  All integers are native-endian (both ends run on one machine).
- * In-target side: libc only (DESIGN.md, "Layering").
+ * In-target side: libc only (HACKING.md, "Layering").
  */
 #pragma once
 

@@ -36,7 +36,7 @@
  * at every quiescent point; see cowscope_ring_get_stats() for the one
  * window a crash can leave and how the reader closes it.
  *
- * This is in-target code: libc only, no GLib (DESIGN.md, "Layering").
+ * This is in-target code: libc only, no GLib (HACKING.md, "Layering").
  * Errors are CowError values from the engine's cow-error.h.
  */
 #pragma once

@@ -7,7 +7,7 @@
  * exported functions are looked up at run time by whoever needs them
  * (dlsym), so nothing has to link against the probe.
  *
- * In-target code: libc, libdl and pthreads only (DESIGN.md, "Layering").
+ * In-target code: libc, libdl and pthreads only (HACKING.md, "Layering").
  */
 #pragma once
 
