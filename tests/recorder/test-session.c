@@ -138,7 +138,6 @@ record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollect
 
   sink_ring = cowscope_ring_new (1 << 16, COWSCOPE_RING_BLOCK, &err);
   g_assert_nonnull (sink_ring);
-  cowscope_ring_set_block_timeout (sink_ring, (int64_t) 5 * 1000 * 1000 * 1000);
   sink_stacks = stacks;
   CowscopeRing *reader = cowscope_ring_map_fd (cowscope_ring_get_fd (sink_ring), &err);
   g_assert_nonnull (reader);
