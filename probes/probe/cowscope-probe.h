@@ -31,6 +31,12 @@ COWSCOPE_PROBE_PUBLIC int cowscope_probe_push_external_correlation (uint64_t op_
  * returns its id, or 0 when none was pushed or tracing is off. */
 COWSCOPE_PROBE_PUBLIC uint64_t cowscope_probe_pop_external_correlation (void);
 
+/* How many threads of this process got their ring inside a sink call
+ * (the fallback for threads that did not start through the probe's
+ * pthread_create, such as a forked child's) rather than before their
+ * first event.  A diagnostic for tests and benchmarks. */
+COWSCOPE_PROBE_PUBLIC uint64_t cowscope_probe_lazy_setups (void);
+
 /* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH): the
  * driver calls it from cuInit().  Connects to the recorder and starts
  * CUPTI activity tracing when the recorder's environment asks for it.
