@@ -848,6 +848,18 @@ cowscope_ring_peek (CowscopeRing *ring, CowscopeRingRecord *record,
   return COWSCOPE_RING_READ_RECORD;
 }
 
+/* FINISHED (acquire), then head: the producer stored its last head
+ * before it set the flag (release), so this head is final. */
+bool
+cowscope_ring_drained (CowscopeRing *ring)
+{
+  uint32_t flags = atomic_load_explicit (&ring->header->flags, memory_order_acquire);
+  if ((flags & COWSCOPE_RING_FLAG_FINISHED) == 0)
+    return false;
+  uint64_t head = atomic_load_explicit (&ring->header->head, memory_order_acquire);
+  return head == ring->cons_tail;
+}
+
 /* Moves tail past @record if it is the record at tail; otherwise does
  * nothing (a stale or foreign record cannot skip data). */
 void

@@ -382,6 +382,12 @@ CowscopeRingReadResult cowscope_ring_peek (CowscopeRing *ring,
                                            CowscopeRingRecord *record,
                                            CowError *error);
 
+/* True once the producer finished the ring (COWSCOPE_RING_FLAG_FINISHED)
+ * and this consumer has consumed every record it published: nothing
+ * more will ever arrive, so the consumer may take its final counters and
+ * unmap the ring. */
+bool cowscope_ring_drained (CowscopeRing *ring);
+
 /* Consumes @record (the one the last peek returned): its bytes may be
  * reused by the producer afterwards. */
 void cowscope_ring_advance (CowscopeRing *ring,

@@ -651,6 +651,28 @@ test_event_counters (void)
   cowscope_ring_free (ring);
 }
 
+/* A ring is drained once its producer finished it and every record it
+ * published was consumed, never before. */
+static void
+test_drained (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_DROP);
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  CowTraceEvent event = { .type = COW_EVENT_MARK };
+  CowscopeRingRecord record;
+
+  g_assert_false (cowscope_ring_drained (reader)); /* not finished */
+  g_assert_true (cowscope_ring_write_event (ring, &event));
+  cowscope_ring_finish (ring);
+  g_assert_false (cowscope_ring_drained (reader)); /* a record left */
+  g_assert_cmpint (cowscope_ring_peek (reader, &record, NULL), ==, COWSCOPE_RING_READ_RECORD);
+  g_assert_false (cowscope_ring_drained (reader)); /* peeked, not consumed */
+  cowscope_ring_advance (reader, &record);
+  g_assert_true (cowscope_ring_drained (reader));
+  cowscope_ring_free (reader);
+  cowscope_ring_free (ring);
+}
+
 /* What a producer tells the consumer about itself: its name, when its
  * set-up finished, and for a process's counter ring the records of
  * threads that had no ring. */
@@ -1214,6 +1236,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ring/block/liveness-check", test_block_liveness_check);
   g_test_add_func ("/ring/event-counters", test_event_counters);
   g_test_add_func ("/ring/producer-identity", test_producer_identity);
+  g_test_add_func ("/ring/drained", test_drained);
   g_test_add_func ("/ring/concurrency/drop", test_concurrency_drop);
   g_test_add_func ("/ring/concurrency/block", test_concurrency_block);
   g_test_add_func ("/ring/crash/sigkill", test_crash_sigkill);
