@@ -21,7 +21,7 @@
 G_BEGIN_DECLS
 
 /* The newest session schema this build reads. */
-#define COWSCOPE_SESSION_READ_SCHEMA_VERSION 2
+#define COWSCOPE_SESSION_READ_SCHEMA_VERSION 3
 
 /* Exit statuses of the command-line tools. */
 typedef enum {

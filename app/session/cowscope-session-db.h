@@ -14,7 +14,7 @@
 G_BEGIN_DECLS
 
 /* The newest session schema this build reads. */
-#define COWSCOPE_SESSION_MODEL_SCHEMA_VERSION 2
+#define COWSCOPE_SESSION_MODEL_SCHEMA_VERSION 3
 
 typedef struct {
   gint64 schema_version;

@@ -74,6 +74,9 @@ typedef struct {
   gboolean interrupted;
   int target_pid;
   uint64_t processes;
+  /* BLOCK mode: why some threads stopped waiting for room ("recorder
+   * hung up", "recorder detached"), NULL when none had to. */
+  char *block_stopped_waiting;
 } CowscopeRecordResult;
 
 /* Defaults: stacks and CUDA on, DROP policy, default ring size. */

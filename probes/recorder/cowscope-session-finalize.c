@@ -388,6 +388,9 @@ static const char meta_sql[] =
   " ('produced', (SELECT coalesce (sum (produced), 0) FROM threads)),"
   " ('stored', (SELECT coalesce (sum (stored), 0) FROM threads)),"
   " ('dropped', (SELECT coalesce (sum (dropped), 0) FROM threads)),"
+  " ('events_produced', (SELECT coalesce (sum (produced), 0) FROM thread_events)),"
+  " ('events_stored', (SELECT coalesce (sum (stored), 0) FROM thread_events)),"
+  " ('events_dropped', (SELECT coalesce (sum (dropped), 0) FROM thread_events)),"
   " ('events', (SELECT count (*) FROM events)),"
   " ('finalized', 1);"
   "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', "
@@ -412,6 +415,7 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
       || !symbolize_frames (db, path, error) || !step_done ("symbols")
       || !cowscope_session_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")
+      || !cowscope_session_upgrade_schema (db, path, error)
       || !exec (db, path, interval_sql, error)
       || !exec (db, path, meta_sql, error)
       || !exec (db, path, "COMMIT", error))
@@ -483,6 +487,9 @@ cowscope_session_finalize_file (const char *path, GError **error)
       if (!end && !exec (db, path,
                          "INSERT OR REPLACE INTO meta (key, value) VALUES ('target_end', 'unknown')",
                          error))
+        goto out;
+      if (!cowscope_session_upgrade_schema (db, path, error)
+          || !cowscope_session_reconcile_counts (db, path, error))
         goto out;
     }
   ok = cowscope_session_finalize (db, path, error);

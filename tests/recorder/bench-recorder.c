@@ -91,7 +91,9 @@ main (int argc, char **argv)
     }
   gint64 t0 = g_get_monotonic_time ();
   CowscopeCollector *c = cowscope_collector_new (w, FALSE);
-  cowscope_collector_add_process (c, (uint32_t) getpid (), 0, "bench", "bench", 0);
+  CowscopeProcessIdentity id = { .pid = (uint32_t) getpid (), .exe = "bench", .cmdline = "bench",
+                                 .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
   for (int t = 0; t < threads; t++)
     {
       CowError err = { 0 };

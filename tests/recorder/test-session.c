@@ -143,7 +143,9 @@ record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollect
   g_assert_nonnull (reader);
   uint32_t pid = (uint32_t) getpid ();
   g_autofree char *maps = read_maps ();
-  cowscope_collector_add_process (c, pid, (uint32_t) getppid (), "/proc/self/exe", "test", 0);
+  CowscopeProcessIdentity id = { .pid = pid, .ppid = (uint32_t) getppid (),
+                                 .exe = "/proc/self/exe", .cmdline = "test", .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
   cowscope_collector_add_maps (c, pid, 1, maps);
   cowscope_collector_add_ring (c, pid, (uint32_t) gettid (), "test", reader);
 
