@@ -445,9 +445,12 @@ report_progress (Recording *r, const CowscopeCollectorTotals *totals)
     .target_pid = r->child,
     .processes = g_hash_table_size (r->peers_context.seen_pids),
     .rings = totals->rings,
-    .produced = totals->produced,
-    .stored = totals->stored,
-    .dropped = totals->dropped,
+    .produced = totals->events_produced,
+    .stored = totals->events_stored,
+    .dropped = totals->events_dropped,
+    .records_produced = totals->produced,
+    .records_stored = totals->stored,
+    .records_dropped = totals->dropped,
   };
   r->options->progress (&p, r->options->progress_data);
 }
