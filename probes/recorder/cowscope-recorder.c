@@ -59,6 +59,7 @@ typedef struct {
   gboolean child_done;
   gboolean killed_for_error;
   int64_t start_ns;
+  int64_t spawn_ns;            /* CLOCK_MONOTONIC when the target was started */
   int64_t child_end_ns;
   int64_t kill_deadline_ns;
   int64_t next_progress_ns;
@@ -322,6 +323,7 @@ start_target (Recording *r, GError **error)
   };
   r->peers = g_ptr_array_new ();
 
+  r->spawn_ns = now_ns ();
   r->child = cowscope_target_spawn_full (r->program, o->argv, envp, o->working_directory,
                                          o->stdout_fd, o->stderr_fd, error);
   if (r->child < 0)
@@ -577,7 +579,8 @@ record_target_end (Recording *r)
         .cmdline = cmdline,
         .identity = "spawned",
       };
-      cowscope_collector_add_process (collector, &id, 0);
+      /* It never said HELLO: it started when the recorder started it. */
+      cowscope_collector_add_process (collector, &id, r->spawn_ns);
       result->processes++;
     }
   cowscope_collector_process_end (collector, (uint32_t) r->child, r->child_end_ns, end,

@@ -276,12 +276,18 @@ spawned_clear (Spawned *s)
     g_string_free (s->err, TRUE);
 }
 
-/* The first child of @parent found in /proc (waiting for it to appear). */
+/* The first child of @parent (waiting for it to appear): from the
+ * kernel's list of the parent's children, else by scanning /proc. */
 static pid_t
 child_of (pid_t parent)
 {
+  g_autofree char *list_path = g_strdup_printf ("/proc/%d/task/%d/children", (int) parent,
+                                                (int) parent);
   for (int i = 0; i < HANG_S * 100; i++)
     {
+      g_autofree char *list = NULL;
+      if (g_file_get_contents (list_path, &list, NULL, NULL) && atoi (list) > 0)
+        return (pid_t) atoi (list);
       GDir *d = g_dir_open ("/proc", 0, NULL);
       const char *name;
       pid_t found = 0;
