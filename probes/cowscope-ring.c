@@ -726,6 +726,25 @@ cowscope_ring_set_name (CowscopeRing *ring, const char *name)
                            memory_order_relaxed);
 }
 
+/* MADV_POPULATE_WRITE where the kernel has it (5.14), else one store per
+ * page of a byte nobody reads (the area after head is unpublished). */
+void
+cowscope_ring_prefault (CowscopeRing *ring, size_t bytes)
+{
+  size_t page = ring_page_size ();
+  if (bytes > ring->capacity)
+    bytes = (size_t) ring->capacity;
+  uint8_t *start = ring->data + (ring->prod_head & ring->mask);
+  uint8_t *aligned = (uint8_t *) ((uintptr_t) start & ~(uintptr_t) (page - 1));
+  size_t length = (size_t) (start - aligned) + bytes;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise (aligned, length, MADV_POPULATE_WRITE) == 0)
+    return;
+#endif
+  for (size_t off = (size_t) (start - aligned); off < length; off += page)
+    ((volatile uint8_t *) aligned)[off] = 0;
+}
+
 /* Stamps ready_ns. */
 void
 cowscope_ring_mark_ready (CowscopeRing *ring)

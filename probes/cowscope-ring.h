@@ -339,6 +339,13 @@ void cowscope_ring_set_producer (CowscopeRing *ring, uint32_t pid,
  * COWSCOPE_RING_NAME_BYTES - 1 bytes of @name, as a kernel thread name). */
 void cowscope_ring_set_name (CowscopeRing *ring, const char *name);
 
+/* Faults in the first @bytes of the data area after the producer's head
+ * (a memfd page is allocated and zeroed on first touch, which would
+ * otherwise land on the thread's first records: microseconds, inside
+ * whatever span they open).  Call before the first write; nothing is
+ * published. */
+void cowscope_ring_prefault (CowscopeRing *ring, size_t bytes);
+
 /* Stamps the header's ready_ns with CLOCK_MONOTONIC now: the producer's
  * set-up is complete and every record it writes comes later. */
 void cowscope_ring_mark_ready (CowscopeRing *ring);

@@ -45,6 +45,11 @@ static __thread bool tls_retired PROBE_TLS;
 
 _Atomic uint64_t cowscope_probe_lazy_setup_count;
 
+/* Ring bytes faulted in at set-up: a few hundred events' worth, so that
+ * no early record pays for a page fault (later pages fault one per ~56
+ * events, spread over the steady state). */
+#define PREFAULT_BYTES (16 * 1024)
+
 /* Every ring of this process, newest first; under cowscope_probe_lock. */
 static CowscopeProbeThread *threads;
 static pthread_key_t exit_key;
@@ -243,8 +248,10 @@ thread_set_up (void)
   threads = t;
   pthread_mutex_unlock (&cowscope_probe_lock);
 
-  /* The recorder has its own copy now. */
+  /* The recorder has its own copy now.  The first pages are faulted in
+   * here, not by the thread's first records. */
   cowscope_ring_close_fd (ring);
+  cowscope_ring_prefault (ring, PREFAULT_BYTES);
   cowscope_ring_mark_ready (ring);
   pthread_setspecific (exit_key, t);
   cowscope_probe_tls_thread = t;
