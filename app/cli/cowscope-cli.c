@@ -176,9 +176,10 @@ cmd_record (int argc, char **argv)
                 " use --block or a larger --ring-size to keep them all.\n",
                 result.totals.dropped);
   if (result.totals.peer_faults > 0)
-    g_printerr ("cowscope-cli: refused %" G_GUINT64_FORMAT " things from processes that did not"
-                " follow the protocol (see the session's peer_faults table).\n",
-                result.totals.peer_faults);
+    g_printerr ("cowscope-cli: %" G_GUINT64_FORMAT " %s from processes that did not follow the"
+                " protocol %s refused (see the session's peer_faults table).\n",
+                result.totals.peer_faults, result.totals.peer_faults == 1 ? "fault" : "faults",
+                result.totals.peer_faults == 1 ? "was" : "were");
   cowscope_record_result_clear (&result);
   return 0;
 }

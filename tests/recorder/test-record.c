@@ -1401,6 +1401,64 @@ test_hostile_peer (void)
   rm_rf (dir);
 }
 
+/* Child setup: run as nobody. */
+static void
+become_nobody (gpointer data)
+{
+  (void) data;
+  if (setgid (65534) != 0 || setuid (65534) != 0)
+    _exit (99);
+}
+
+/* A process of another user that does not descend from the target is
+ * refused at once and counted; it gets no process row.  Needs root (the
+ * recorder runs as nobody, this test connects as root, which reaches any
+ * socket). */
+static void
+test_foreign_user (void)
+{
+  if (!need_probe ())
+    return;
+  if (geteuid () != 0)
+    {
+      g_test_skip ("needs root to run the recorder as another user");
+      return;
+    }
+  g_autofree char *dir = tmp_dir ();
+  g_assert_cmpint (g_chmod (dir, 0777), ==, 0);
+  g_auto (GStrv) env = env_with_private_tmp (dir);
+  g_autofree char *out = g_build_filename (dir, "s.cowscope", NULL);
+  const char *args[] = { cli, "record", "-o", out, "--", crash_target, "slow", "200", "2000",
+                         NULL };
+  GPid pid;
+  int err_fd;
+  GError *error = NULL;
+  g_spawn_async_with_pipes (NULL, (char **) args, env, G_SPAWN_DO_NOT_REAP_CHILD, become_nobody,
+                            NULL, &pid, NULL, NULL, &err_fd, &error);
+  g_assert_no_error (error);
+  int peer = connect_to_recorder (dir);
+  CowscopeHello hello = { .protocol_version = COWSCOPE_PROTOCOL_VERSION, .pid = 1 };
+  /* The recorder may have closed the connection already. */
+  CowscopeMessageHeader h = { .type = COWSCOPE_MESSAGE_HELLO, .size = sizeof hello };
+  struct iovec iov[2] = { { &h, sizeof h }, { &hello, sizeof hello } };
+  struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+  sendmsg (peer, &msg, MSG_NOSIGNAL);
+  Spawned s = { .pid = pid, .err_fd = err_fd, .err = g_string_new (NULL) };
+  spawned_wait (&s);
+  close (peer);
+  g_assert_cmpint (WEXITSTATUS (s.status), ==, 0);
+  sqlite3 *db = open_session (out);
+  assert_session_sound (db);
+  int me = (int) getpid ();
+  g_assert_cmpint (qint (db, "SELECT count FROM peer_faults WHERE pid = %d AND uid = 0"
+                             " AND fault = 'foreign user'", me), ==, 1);
+  g_assert_cmpint (qint (db, "SELECT count(*) FROM processes WHERE pid = %d", me), ==, 0);
+  g_assert_cmpint (qint (db, "SELECT count(*) FROM events WHERE type = 19"), ==, 200);
+  sqlite3_close (db);
+  spawned_clear (&s);
+  rm_rf (dir);
+}
+
 /* A symbolizer given a map whose executable mapping names a FIFO, a
  * device or a directory skips them instead of opening (and, for the
  * FIFO, blocking for ever), and still symbolizes the real files.  Here
@@ -1554,6 +1612,7 @@ main (int argc, char **argv)
   g_test_add_func ("/recorder/block/recorder-killed", test_block_recorder_killed);
   g_test_add_func ("/recorder/socket-dir/stale", test_stale_socket_dirs);
   g_test_add_func ("/recorder/peers/hostile", test_hostile_peer);
+  g_test_add_func ("/recorder/peers/foreign-user", test_foreign_user);
   g_test_add_func ("/recorder/peers/finalize-fifo-maps", test_finalize_fifo_maps);
   g_test_add_func ("/recorder/lock-wait", test_lock_wait_recorded);
   g_test_add_func ("/recorder/events-and-records", test_events_and_records);
