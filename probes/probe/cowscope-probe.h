@@ -5,7 +5,9 @@
  * CUDA driver through CUDA_INJECTION64_PATH for `record --cuda-only`) and
  * sets itself up from the environment (cowscope-protocol.h).  Its few
  * exported functions are looked up at run time by whoever needs them
- * (dlsym), so nothing has to link against the probe.
+ * (dlsym), so nothing has to link against the probe.  It also defines
+ * pthread_create, which interposes libc's when preloaded: a new thread
+ * gets its ring before its start routine runs (cowscope-probe-spawn.c).
  *
  * In-target code: libc, libdl and pthreads only (DESIGN.md, "Layering").
  */
