@@ -64,9 +64,11 @@ typedef struct {
   int64_t kill_deadline_ns;
   int64_t next_progress_ns;
   int handled_signals;
-  /* Signal handlers to put back. */
+  /* Signal handlers and the file limit to put back. */
   gboolean handlers;
   struct sigaction old_int, old_term, old_pipe;
+  gboolean file_limit_raised;
+  struct rlimit old_file_limit;
 } Recording;
 
 /* Signal delivery to the loop: the handler only writes a byte. */
@@ -293,15 +295,18 @@ target_environment (const CowscopeRecordOptions *o, const char *probe, const cha
 /* Raises the recorder's soft limit on open files to the hard limit: a
  * ring costs the recorder no descriptor once mapped, but every process
  * holds a connection and each ring passes through one while it arrives.
- * Called after the target started, which keeps the limit it had. */
+ * Called after the target started, which keeps the limit it had; put
+ * back when the recording ends (an embedding application starts other
+ * programs, which should not inherit it). */
 static void
-raise_file_limit (void)
+raise_file_limit (Recording *r)
 {
   struct rlimit limit;
   if (getrlimit (RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max)
     {
+      r->old_file_limit = limit;
       limit.rlim_cur = limit.rlim_max;
-      setrlimit (RLIMIT_NOFILE, &limit);
+      r->file_limit_raised = setrlimit (RLIMIT_NOFILE, &limit) == 0;
     }
 }
 
@@ -330,7 +335,7 @@ start_target (Recording *r, GError **error)
     return FALSE;
   r->peers_context.target = r->child;
   r->result->target_pid = r->child;
-  raise_file_limit ();
+  raise_file_limit (r);
   return TRUE;
 }
 
@@ -658,6 +663,8 @@ clean_up (Recording *r, gboolean discard)
     close (r->listen_fd);
   cowscope_socket_dir_remove (r->socket_dir);
   restore_signal_handlers (r);
+  if (r->file_limit_raised)
+    setrlimit (RLIMIT_NOFILE, &r->old_file_limit);
   g_free (r->program);
   g_free (r->probe);
   g_free (r->socket_dir);
