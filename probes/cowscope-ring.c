@@ -41,6 +41,7 @@
 #define RING_LIKELY(x) __builtin_expect (!!(x), 1)
 #define RING_UNLIKELY(x) __builtin_expect (!!(x), 0)
 #define RING_COLD __attribute__ ((cold, noinline))
+#define RING_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RING_PRINTF(f, a) __attribute__ ((format (printf, f, a)))
 
 /* Positions and counters live in memory shared between processes: their
@@ -76,8 +77,8 @@ struct _CowscopeRing {
   bool prod_reserved_event; /* the reserved record is an EVENT */
   uint64_t prod_produced; /* == header->produced */
   uint64_t prod_dropped;  /* == header->dropped */
-  uint64_t prod_events_produced; /* == header->events_produced */
-  uint64_t prod_events_dropped;  /* == header->events_dropped */
+  uint64_t prod_other_produced; /* == header->other_produced */
+  uint64_t prod_other_dropped;  /* == header->other_dropped */
   CowscopeRingLivenessFunc liveness;
   void *liveness_data;
   CowscopeRingGoneReason gone; /* == header->gone_reason */
@@ -86,7 +87,7 @@ struct _CowscopeRing {
   alignas (COWSCOPE_RING_CACHE_LINE) uint64_t cons_tail; /* == header->tail */
   uint64_t cons_head;     /* last head seen (acquired) */
   uint64_t cons_consumed; /* == header->consumed */
-  uint64_t cons_events;   /* == header->events_consumed */
+  uint64_t cons_other;    /* == header->other_consumed */
   bool corrupt;
   char corrupt_message[COW_ERROR_MESSAGE_MAX];
 };
@@ -197,16 +198,16 @@ ring_handle_new (int fd, void *map, size_t header_size, uint64_t capacity,
   ring->prod_tail = atomic_load_explicit (&h->tail, memory_order_relaxed);
   ring->prod_produced = atomic_load_explicit (&h->produced, memory_order_relaxed);
   ring->prod_dropped = atomic_load_explicit (&h->dropped, memory_order_relaxed);
-  ring->prod_events_produced = atomic_load_explicit (&h->events_produced,
-                                                     memory_order_relaxed);
-  ring->prod_events_dropped = atomic_load_explicit (&h->events_dropped,
+  ring->prod_other_produced = atomic_load_explicit (&h->other_produced,
                                                     memory_order_relaxed);
+  ring->prod_other_dropped = atomic_load_explicit (&h->other_dropped,
+                                                   memory_order_relaxed);
   ring->gone = (CowscopeRingGoneReason) atomic_load_explicit (&h->gone_reason,
                                                               memory_order_relaxed);
   ring->cons_tail = ring->prod_tail;
   ring->cons_head = ring->cons_tail;
   ring->cons_consumed = atomic_load_explicit (&h->consumed, memory_order_relaxed);
-  ring->cons_events = atomic_load_explicit (&h->events_consumed, memory_order_relaxed);
+  ring->cons_other = atomic_load_explicit (&h->other_consumed, memory_order_relaxed);
   return ring;
 }
 
@@ -524,8 +525,9 @@ ring_wait_for_room (CowscopeRing *ring, uint64_t need)
     }
 }
 
-/* Counts one dropped write (dropped, then produced; the event counters
- * in between for an EVENT record) and returns NULL. */
+/* Counts one dropped write (dropped, then produced; the other-record
+ * counters in between for a record that is not an EVENT) and returns
+ * NULL. */
 static RING_COLD void *
 ring_drop (CowscopeRing *ring, bool is_event)
 {
@@ -533,12 +535,12 @@ ring_drop (CowscopeRing *ring, bool is_event)
    * other memory is published through them; readers want totals. */
   atomic_store_explicit (&ring->header->dropped, ++ring->prod_dropped,
                          memory_order_relaxed);
-  if (is_event)
+  if (!is_event)
     {
-      atomic_store_explicit (&ring->header->events_dropped,
-                             ++ring->prod_events_dropped, memory_order_relaxed);
-      atomic_store_explicit (&ring->header->events_produced,
-                             ++ring->prod_events_produced, memory_order_relaxed);
+      atomic_store_explicit (&ring->header->other_dropped,
+                             ++ring->prod_other_dropped, memory_order_relaxed);
+      atomic_store_explicit (&ring->header->other_produced,
+                             ++ring->prod_other_produced, memory_order_relaxed);
     }
   atomic_store_explicit (&ring->header->produced, ++ring->prod_produced,
                          memory_order_relaxed);
@@ -585,9 +587,10 @@ ring_reserve (CowscopeRing *ring, CowscopeRingKind kind, size_t size)
   return rec + 1;
 }
 
-/* Publishes the reserved record: its bytes, then head, then the count. */
+/* Publishes the reserved record: its bytes, then head, then the counts
+ * (@is_event: a constant in the event writer, so it pays nothing). */
 static inline void
-ring_commit (CowscopeRing *ring)
+ring_commit (CowscopeRing *ring, bool is_event)
 {
   ring->prod_head += ring->prod_reserved;
   ring->prod_reserved = 0;
@@ -597,9 +600,9 @@ ring_commit (CowscopeRing *ring)
                          memory_order_release);
   /* Relaxed: counters only; they publish no memory.  A crash right
    * before these stores is what cowscope_ring_get_stats() compensates. */
-  if (ring->prod_reserved_event)
-    atomic_store_explicit (&ring->header->events_produced,
-                           ++ring->prod_events_produced, memory_order_relaxed);
+  if (!is_event)
+    atomic_store_explicit (&ring->header->other_produced,
+                           ++ring->prod_other_produced, memory_order_relaxed);
   atomic_store_explicit (&ring->header->produced, ++ring->prod_produced,
                          memory_order_relaxed);
 }
@@ -619,7 +622,7 @@ cowscope_ring_commit (CowscopeRing *ring)
    * nothing to publish, and the drop was already counted. */
   if (RING_UNLIKELY (ring->prod_reserved == 0))
     return;
-  ring_commit (ring);
+  ring_commit (ring, ring->prod_reserved_event);
 }
 
 /* Reserve, copy, publish: the record is visible whole or not at all. */
@@ -632,7 +635,7 @@ cowscope_ring_write (CowscopeRing *ring, CowscopeRingKind kind,
     return false;
   if (size > 0)
     memcpy (dst, payload, size);
-  ring_commit (ring);
+  ring_commit (ring, kind == COWSCOPE_RING_KIND_EVENT);
   return true;
 }
 
@@ -645,7 +648,7 @@ cowscope_ring_write_event (CowscopeRing *ring, const CowTraceEvent *event)
   if (RING_UNLIKELY (dst == NULL))
     return false;
   memcpy (dst, event, sizeof *event);
-  ring_commit (ring);
+  ring_commit (ring, true);
   return true;
 }
 
@@ -666,7 +669,7 @@ cowscope_ring_write_string (CowscopeRing *ring, uint64_t string_id,
   memcpy (dst, &string_id, sizeof string_id);
   if (length > 0)
     memcpy (dst + sizeof string_id, text, length);
-  ring_commit (ring);
+  ring_commit (ring, false);
   return true;
 }
 
@@ -892,8 +895,8 @@ cowscope_ring_advance (CowscopeRing *ring, const CowscopeRingRecord *record)
   atomic_store_explicit (&ring->header->tail, ring->cons_tail,
                          memory_order_release);
   /* Relaxed: counters read for statistics only. */
-  if (record->kind == COWSCOPE_RING_KIND_EVENT)
-    atomic_store_explicit (&ring->header->events_consumed, ++ring->cons_events,
+  if (record->kind != COWSCOPE_RING_KIND_EVENT)
+    atomic_store_explicit (&ring->header->other_consumed, ++ring->cons_other,
                            memory_order_relaxed);
   atomic_store_explicit (&ring->header->consumed, ++ring->cons_consumed,
                          memory_order_relaxed);
@@ -934,12 +937,10 @@ cowscope_ring_get_stats (CowscopeRing *ring, CowscopeRingStats *stats)
   uint64_t produced = atomic_load_explicit (&h->produced, memory_order_relaxed);
   uint64_t dropped = atomic_load_explicit (&h->dropped, memory_order_relaxed);
   uint64_t consumed = atomic_load_explicit (&h->consumed, memory_order_relaxed);
-  uint64_t events_produced = atomic_load_explicit (&h->events_produced,
-                                                   memory_order_relaxed);
-  uint64_t events_dropped = atomic_load_explicit (&h->events_dropped,
+  uint64_t other_produced = atomic_load_explicit (&h->other_produced,
                                                   memory_order_relaxed);
-  uint64_t events_consumed = atomic_load_explicit (&h->events_consumed,
-                                                   memory_order_relaxed);
+  uint64_t other_dropped = atomic_load_explicit (&h->other_dropped, memory_order_relaxed);
+  uint64_t other_consumed = atomic_load_explicit (&h->other_consumed, memory_order_relaxed);
   uint64_t head = atomic_load_explicit (&h->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit (&h->tail, memory_order_relaxed);
 
@@ -947,11 +948,13 @@ cowscope_ring_get_stats (CowscopeRing *ring, CowscopeRingStats *stats)
   stats->produced = produced > consumed + dropped ? produced : consumed + dropped;
   stats->dropped = dropped;
   stats->consumed = consumed;
-  stats->events_produced = events_produced > events_consumed + events_dropped
-                             ? events_produced
-                             : events_consumed + events_dropped;
-  stats->events_dropped = events_dropped;
-  stats->events_consumed = events_consumed;
+  /* Events are the records that are not others; a damaged header cannot
+   * make them negative. */
+  if (other_produced < other_consumed + other_dropped)
+    other_produced = other_consumed + other_dropped;
+  stats->events_produced = stats->produced - RING_MIN (other_produced, stats->produced);
+  stats->events_dropped = dropped - RING_MIN (other_dropped, dropped);
+  stats->events_consumed = consumed - RING_MIN (other_consumed, consumed);
   stats->pending_bytes = head - tail <= ring->capacity ? head - tail : 0;
   stats->producer_pid = atomic_load_explicit (&h->producer_pid, memory_order_relaxed);
   stats->producer_tid = atomic_load_explicit (&h->producer_tid, memory_order_relaxed);

@@ -33,10 +33,11 @@
  * Counters: `produced` counts write calls that finished (stored or
  * dropped), `dropped` those that found no room (DROP mode, or BLOCK mode
  * once the consumer is gone), were larger than the ring or had an
- * invalid kind.  `events_produced` and `events_dropped` count the same
- * for EVENT records only, and the consumer counts the EVENT records it
- * consumed, so a reader can tell events from the string, stack and CUDA
- * records around them.  produced = stored + dropped holds at every
+ * invalid kind.  `other_produced` and `other_dropped` count the same
+ * for the records that are not EVENTs (strings, stacks, CUDA records),
+ * and the consumer counts the other records it consumed, so a reader can
+ * tell the events from the records around them (events = records -
+ * others: the hot path, an event write, pays no extra store).  produced = stored + dropped holds at every
  * quiescent point, for records and for events; see
  * cowscope_ring_get_stats() for the one window a crash can leave and how
  * the reader closes it.
@@ -169,20 +170,20 @@ typedef struct {
   alignas (COWSCOPE_RING_CACHE_LINE) _Atomic uint64_t head;
 
   /* Consumer: position of the first record not yet consumed, how many
-   * records (and of them EVENT records) it has consumed since creation,
-   * and whether it is there (CowscopeRingConsumerState). */
+   * records (and of them records other than EVENTs) it has consumed since
+   * creation, and whether it is there (CowscopeRingConsumerState). */
   alignas (COWSCOPE_RING_CACHE_LINE) _Atomic uint64_t tail;
   _Atomic uint64_t consumed;
-  _Atomic uint64_t events_consumed;
+  _Atomic uint64_t other_consumed;
   _Atomic uint32_t consumer_state;
 
   /* Producer: finished write calls and those that were dropped, the
-   * same for EVENT records, and why a BLOCK writer stopped waiting
-   * (CowscopeRingGoneReason). */
+   * same for records other than EVENTs, and why a BLOCK writer stopped
+   * waiting (CowscopeRingGoneReason). */
   alignas (COWSCOPE_RING_CACHE_LINE) _Atomic uint64_t produced;
   _Atomic uint64_t dropped;
-  _Atomic uint64_t events_produced;
-  _Atomic uint64_t events_dropped;
+  _Atomic uint64_t other_produced;
+  _Atomic uint64_t other_dropped;
   _Atomic uint32_t gone_reason;
 
   /* Producer identity (kernel ids), when its set-up finished
