@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # install-deps.sh — installs the Debian packages Cowscope needs, if missing.
 #
-# Usage: build-aux/install-deps.sh [--dry-run] [EXTRA-PACKAGE...]
+# Usage: build-aux/install-deps.sh [--dry-run] [--bench] [EXTRA-PACKAGE...]
 #
 #   --dry-run  only report which packages are missing (exit 1 if any)
+#   --bench    also the benchmark-only group (BENCH_PACKAGES below)
 #   EXTRA-PACKAGE  further packages to require on top of the list below
 #
 # Targets Debian 12 (bookworm).  As root, missing packages are installed
@@ -55,6 +56,24 @@ PACKAGES=(
   xvfb
   xauth
   imagemagick
+  # cowscope-cli's bash completion: its install folder (bash-completion's
+  # pkg-config file) and its test (bash-completion's helpers).
+  bash-completion
+)
+
+# Benchmarks only, with --bench: LTTng-UST, the peer that the overhead
+# and recorder benchmarks run beside Cowscope in the same rounds
+# (tests/bench/lttng/): the tracepoint library and headers (the LTTng
+# burst target is built only when meson finds them), the session and
+# consumer daemons, and babeltrace2 to read a trace by hand.  Nothing
+# else needs them: without them those benchmarks print "skipped: <reason>"
+# for LTTng.  Opt-in because on a machine with systemd, installing
+# lttng-tools starts a system-wide root session daemon (the benchmarks
+# start a private one of their own and never use it).
+BENCH_PACKAGES=(
+  liblttng-ust-dev
+  lttng-tools
+  babeltrace2
 )
 
 dry_run=0
@@ -62,8 +81,9 @@ extra=()
 for arg in "$@"; do
   case "$arg" in
     --dry-run) dry_run=1 ;;
+    --bench) extra+=("${BENCH_PACKAGES[@]}") ;;
     -h | --help)
-      sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     -*)

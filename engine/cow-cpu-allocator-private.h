@@ -4,6 +4,7 @@
 #include "cow-allocator.h"
 #include "cow-private.h"
 
-/* CowAllocator.copy_data for host memory: memcpy, never fails. */
+/* CowAllocator.copy_data for host memory: memcpy, on several cores from
+ * 64 MiB on (cow-host-copy.c); never fails. */
 COW_INTERNAL CowStatus cow_host_copy_data (CowAllocator *self, void *dst, const void *src,
                                            size_t nbytes, CowError *error);

@@ -43,17 +43,6 @@ cpu_allocate (CowAllocator *self, size_t nbytes, CowDataPtr *out,
   return COW_OK;
 }
 
-CowStatus
-cow_host_copy_data (CowAllocator *self, void *dst, const void *src, size_t nbytes,
-                    CowError *error)
-{
-  (void) self;
-  (void) error;
-  if (nbytes > 0)
-    memcpy (dst, src, nbytes);
-  return COW_OK;
-}
-
 static bool
 cpu_is_simple_data_ptr (CowAllocator *self, const CowDataPtr *ptr)
 {

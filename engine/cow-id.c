@@ -10,24 +10,22 @@
 #define COW_ID_BLOCK 1024
 
 static _Atomic uint64_t next_id_block = 1;
-static COW_TLS uint64_t thread_next_id;
-static COW_TLS uint64_t thread_id_limit;
+COW_TLS uint64_t cow_thread_next_id;
+COW_TLS uint64_t cow_thread_id_limit;
 
 static COW_TLS uint32_t cached_tid;
 static _Atomic uint32_t cached_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 uint64_t
-cow_next_id (void)
+cow_next_id_block (void)
 {
-  if (COW_UNLIKELY (thread_next_id == thread_id_limit))
-    {
-      /* Relaxed: only uniqueness matters, not ordering with other memory. */
-      thread_next_id = atomic_fetch_add_explicit (&next_id_block, COW_ID_BLOCK,
-                                                  memory_order_relaxed);
-      thread_id_limit = thread_next_id + COW_ID_BLOCK;
-    }
-  return thread_next_id++;
+  /* Relaxed: only uniqueness matters, not ordering with other memory. */
+  uint64_t first = atomic_fetch_add_explicit (&next_id_block, COW_ID_BLOCK,
+                                              memory_order_relaxed);
+  cow_thread_next_id = first + 1;
+  cow_thread_id_limit = first + COW_ID_BLOCK;
+  return first;
 }
 
 static void

@@ -399,8 +399,8 @@ static CowStatus
 send_locked (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *error)
 {
   CowStorage *storage = tensor->storage;
-  if (!cow_storage_needs_materialize (storage)
-      && storage->owner.deleter == cow_ipc_received_free)
+  bool shared = cow_storage_context_locked (storage) != NULL;
+  if (!shared && storage->owner.deleter == cow_ipc_received_free)
     return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
                           "ipc_send: tensor %" PRIu64 " was received from another process;"
                           " only the producer of a block can share it (copy it into a"
@@ -408,7 +408,7 @@ send_locked (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *err
                           tensor->id);
   /* A lazy copy gets its own bytes first, as PyTorch materializes COW
    * storages before sharing them. */
-  if (cow_storage_needs_materialize (storage)
+  if (shared
       && cow_storage_materialize_locked (storage, COW_OP_IPC, tensor->id, error) != COW_OK)
     return error != NULL ? error->code : COW_ERROR_NO_MEMORY;
   CowIpcShmBlock *block = cow_ipc_shm_block_of (&storage->owner);
@@ -524,9 +524,9 @@ cow_ipc_send (CowTensor *tensor, CowIpcHandle *handle, int *fd_out, CowError *er
                           "ipc_send: tensor, handle and fd_out must not be NULL");
   *fd_out = -1;
   CowStorage *storage = tensor->storage;
-  pthread_mutex_lock (&storage->lock);
+  cow_storage_lock (storage);
   CowStatus status = send_locked (tensor, handle, fd_out, error);
-  pthread_mutex_unlock (&storage->lock);
+  cow_storage_unlock (storage);
   return status;
 }
 

@@ -28,8 +28,28 @@ COW_INTERNAL CowStatus cow_set_error (CowError *error, CowStatus code,
   if ((error) == NULL)                                                         \
     (error) = &cow_local_error_
 
+/* Thread-locals in the hot path use the initial-exec model: a plain
+ * %fs-relative load instead of a __tls_get_addr call.  A library loaded
+ * with dlopen() gets such storage from glibc's small reserve (512 bytes
+ * by default, shared with other libraries), so only small hot variables
+ * use it: about 250 bytes in all. */
+#define COW_TLS _Thread_local __attribute__ ((tls_model ("initial-exec")))
+
+/* Ids are handed out to each thread in blocks (cow-id.c): the next one
+ * and the end of the thread's block. */
+COW_INTERNAL extern COW_TLS uint64_t cow_thread_next_id;
+COW_INTERNAL extern COW_TLS uint64_t cow_thread_id_limit;
+/* Takes a new block for the calling thread and returns its first id. */
+COW_INTERNAL uint64_t cow_next_id_block (void) COW_COLD;
+
 /* A fresh object id: unique within the process, never 0. */
-COW_INTERNAL uint64_t cow_next_id (void);
+static inline uint64_t
+cow_next_id (void)
+{
+  if (COW_UNLIKELY (cow_thread_next_id == cow_thread_id_limit))
+    return cow_next_id_block ();
+  return cow_thread_next_id++;
+}
 
 /* Cached kernel ids of the calling thread and the process (reset in a
  * forked child). */
@@ -58,8 +78,13 @@ COW_INTERNAL void cow_trace_emit (const CowTraceSink *sink, CowEventType type,
 /* The trace point: one branch when no sink is installed; the arguments
  * are evaluated only when one is. */
 #define COW_TRACE(type, op, aux, v0, v1, v2, v3, v4)                          \
+  COW_TRACE_TO (cow_trace_sink (), type, op, aux, v0, v1, v2, v3, v4)
+
+/* The same to a sink the caller loaded once (cow_trace_sink()) for all
+ * the trace points of one operation. */
+#define COW_TRACE_TO(sink, type, op, aux, v0, v1, v2, v3, v4)                 \
   do {                                                                         \
-    const CowTraceSink *cow_sink_ = cow_trace_sink ();                         \
+    const CowTraceSink *cow_sink_ = (sink);                                    \
     if (COW_UNLIKELY (cow_sink_ != NULL))                                      \
       cow_trace_emit (cow_sink_, (type), (op), (aux), (v0), (v1), (v2), (v3),  \
                       (v4));                                                   \
@@ -78,10 +103,6 @@ cow_release_ref (_Atomic int64_t *refcount)
    * and ThreadSanitizer models it (it does not model fences). */
   return atomic_fetch_sub_explicit (refcount, 1, memory_order_acq_rel) == 1;
 }
-
-/* Thread-locals in the hot path use the initial-exec model: a plain
- * %fs-relative load instead of a __tls_get_addr call. */
-#define COW_TLS _Thread_local __attribute__ ((tls_model ("initial-exec")))
 
 /* Interns @text (immortal copy) and returns its id (0 for NULL or when
  * memory runs out).  If a sink is installed and has not seen the string,

@@ -5,16 +5,29 @@
 
 #define MAX_RANGE_DEPTH 64
 
+/* The stack stays in ordinary thread-local storage (512 bytes); what
+ * every mark reads is kept beside it in the initial-exec model, which a
+ * library has little room for (COW_TLS). */
 static _Thread_local uint64_t range_stack[MAX_RANGE_DEPTH];
 /* May exceed MAX_RANGE_DEPTH: deeper ranges still pair up, without ids. */
-static _Thread_local int range_depth;
+static COW_TLS int range_depth;
+/* The innermost open range with an id (0: none). */
+static COW_TLS uint64_t range_innermost;
 
 static uint64_t
 innermost (void)
 {
-  if (range_depth == 0)
-    return 0;
-  return range_stack[(range_depth <= MAX_RANGE_DEPTH ? range_depth : MAX_RANGE_DEPTH) - 1];
+  return range_innermost;
+}
+
+/* Recomputes range_innermost after the stack changed. */
+static void
+update_innermost (void)
+{
+  range_innermost = range_depth == 0
+                      ? 0
+                      : range_stack[(range_depth <= MAX_RANGE_DEPTH ? range_depth
+                                                                   : MAX_RANGE_DEPTH) - 1];
 }
 
 uint64_t
@@ -25,6 +38,7 @@ cow_range_push (const char *name)
   if (range_depth < MAX_RANGE_DEPTH)
     range_stack[range_depth] = id;
   range_depth++;
+  update_innermost ();
   const CowTraceSink *sink = cow_trace_sink ();
   if (COW_UNLIKELY (sink != NULL))
     {
@@ -43,6 +57,7 @@ cow_range_pop (void)
     return;
   uint64_t id = range_depth <= MAX_RANGE_DEPTH ? range_stack[range_depth - 1] : 0;
   range_depth--;
+  update_innermost ();
   COW_TRACE (COW_EVENT_RANGE_END, COW_OP_NONE, 0, id, 0, innermost (), 0, 0);
 }
 

@@ -1,5 +1,4 @@
-/* cow-simulate-private.h — simulated lazy copies (cow-design.md,
- * "Backwards incompatibility").
+/* cow-simulate-private.h — simulated lazy copies (cow-lazy.h, "Reshape").
  *
  * In simulate mode reshape() keeps returning aliasing views, but each
  * such result gets its own shadow storage: what its storage would be if

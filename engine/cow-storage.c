@@ -9,25 +9,114 @@
  * exclusive lock, which waits for every copy in flight, and steals the
  * bytes.  So when every sharer writes, exactly one of them steals.
  *
- * Each storage's own lock serialises what changes that storage's owner
- * or context: its lazy clones, its materialization and cow_ipc_send() of
- * it.  Lazy clone and materialization are a read and a write, which the
- * user keeps apart anyway (cow-thread-safety.md), but a send is a read to
- * the user that materializes and rewraps the owner behind their back.
- * Sharers on other storages never wait for each other's storage locks.
+ * Each storage's own lock (a bit of its state word, see
+ * cow-storage-private.h) serialises what changes that storage's owner or
+ * context: its first lazy clone, its materialization and cow_ipc_send()
+ * of it.  Later lazy clones take no lock.  Lazy clone and
+ * materialization are a read and a write, which the user keeps apart
+ * anyway (cow-thread-safety.md), but a send is a read to the user that
+ * materializes and rewraps the owner behind their back.  Sharers on
+ * other storages never wait for each other's storage locks.
  */
 #include "cow-storage-private.h"
 #include "cow-simulate-private.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
+
+/* ---- the storage's lock ------------------------------------------------ */
+
+/* Where threads that wait for a storage's lock sleep: one place for all
+ * storages, since the lock is taken only by first clones,
+ * materializations and sends, and is held briefly but for a copy. */
+static pthread_mutex_t waiting_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t waiting_cond = PTHREAD_COND_INITIALIZER;
+
+/* Sleeps until @storage's lock is free (or may be). */
+static void
+wait_unlocked (CowStorage *storage)
+{
+  /* A short spin first: a first clone holds the lock for a malloc. */
+  for (int i = 0; i < 64; i++)
+    {
+      if (!(atomic_load_explicit (&storage->cow_state, memory_order_relaxed) & COW_STATE_LOCKED))
+        return;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause ();
+#endif
+    }
+  pthread_mutex_lock (&waiting_lock);
+  uintptr_t state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
+  while (state & COW_STATE_LOCKED)
+    {
+      /* Relaxed: the flag only asks the owner to wake us; waiting_lock
+       * orders the wake-up after our wait begins. */
+      if (!(state & COW_STATE_WAITERS)
+          && !atomic_compare_exchange_weak_explicit (&storage->cow_state, &state,
+                                                     state | COW_STATE_WAITERS,
+                                                     memory_order_relaxed, memory_order_relaxed))
+        continue;
+      pthread_cond_wait (&waiting_cond, &waiting_lock);
+      state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
+    }
+  pthread_mutex_unlock (&waiting_lock);
+}
+
+void
+cow_storage_lock (CowStorage *storage)
+{
+  uintptr_t state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
+  for (;;)
+    {
+      if (state & COW_STATE_LOCKED)
+        {
+          wait_unlocked (storage);
+          state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
+          continue;
+        }
+      /* Acquire: pairs with the release of the previous unlock. */
+      if (atomic_compare_exchange_weak_explicit (&storage->cow_state, &state,
+                                                 state | COW_STATE_LOCKED,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return;
+    }
+}
+
+void
+cow_storage_unlock (CowStorage *storage)
+{
+  /* Release: what the owner changed (data, owner, context) is visible to
+   * whoever next reads the word with acquire. */
+  uintptr_t old = atomic_fetch_and_explicit (&storage->cow_state, ~COW_STATE_FLAGS,
+                                             memory_order_release);
+  if (old & COW_STATE_WAITERS)
+    {
+      pthread_mutex_lock (&waiting_lock);
+      pthread_cond_broadcast (&waiting_cond);
+      pthread_mutex_unlock (&waiting_lock);
+    }
+}
+
+void
+cow_storage_set_context_locked (CowStorage *storage, CowContext *context)
+{
+  /* A CAS keeps the flags: a waiter may add COW_STATE_WAITERS meanwhile.
+   * Relaxed: the unlock publishes it. */
+  uintptr_t state = atomic_load_explicit (&storage->cow_state, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit (&storage->cow_state, &state,
+                                                 (uintptr_t) context | (state & COW_STATE_FLAGS),
+                                                 memory_order_relaxed, memory_order_relaxed))
+    ;
+}
+
+/* ---- storages ------------------------------------------------------------ */
 
 static void
 storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *allocator,
               CowDevice device)
 {
   atomic_init (&storage->refcount, 1);
-  pthread_mutex_init (&storage->lock, NULL); /* cannot fail without attributes */
   storage->id = cow_next_id ();
   storage->nbytes = nbytes;
   storage->allocator = allocator;
@@ -35,7 +124,7 @@ storage_init (CowStorage *storage, void *block, size_t nbytes, CowAllocator *all
   storage->data = NULL;
   storage->allocation_id = 0;
   storage->owner = (CowDataPtr) { 0 };
-  atomic_init (&storage->cow, NULL);
+  atomic_init (&storage->cow_state, 0);
   atomic_init (&storage->sim, NULL);
   storage->block = block;
   storage->stream = device.type == COW_DEVICE_CUDA
@@ -68,7 +157,7 @@ storage_allocate (CowStorage *storage, CowDataPtr *out, CowError *error)
 static CowStorage *
 storage_alloc (size_t nbytes, CowDevice device, CowError *error)
 {
-  CowStorage *storage = malloc (sizeof *storage);
+  CowStorage *storage = cow_pool_alloc (COW_POOL_STORAGE);
   if (storage == NULL)
     {
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
@@ -89,7 +178,6 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
   if (status != COW_OK)
     {
       cow_cuda_stream_unref (storage->stream);
-      pthread_mutex_destroy (&storage->lock);
       return status;
     }
   storage->data = storage->owner.data;
@@ -105,7 +193,7 @@ cow_storage_init_new (CowStorage *storage, void *block, size_t nbytes,
 CowStorage *
 cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
 {
-  CowStorage *storage = malloc (sizeof *storage);
+  CowStorage *storage = cow_pool_alloc (COW_POOL_STORAGE);
   if (storage == NULL)
     {
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
@@ -114,7 +202,7 @@ cow_storage_new (size_t nbytes, CowAllocator *allocator, CowError *error)
   if (cow_storage_init_new (storage, storage, nbytes, allocator, COW_OP_EMPTY,
                             error) != COW_OK)
     {
-      free (storage);
+      cow_pool_free (COW_POOL_STORAGE, storage);
       return NULL;
     }
   return storage;
@@ -194,28 +282,77 @@ release_owner (CowStorage *storage)
              (uint64_t) storage->device.index, 0);
 }
 
-void
-cow_storage_unref (CowStorage *storage)
+/* Gives back the memory of a freed storage (and of its tensor, when they
+ * were made together). */
+static void
+free_block (CowStorage *storage)
 {
-  if (storage == NULL)
-    return;
-  if (!cow_release_ref (&storage->refcount))
-    return;
+  if (storage->block == (void *) storage)
+    cow_pool_free (COW_POOL_STORAGE, storage);
+  else
+    cow_pool_free (COW_POOL_TENSOR_BLOCK, storage->block);
+}
 
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
+/* Frees a storage, in every case.  Not inlined, so that the common case
+ * in cow_storage_free() needs no stack frame. */
+static void __attribute__ ((noinline))
+storage_free_general (CowStorage *storage)
+{
+  /* Relaxed: the last reference's acquire ordered every other holder's
+   * use, unlocks included, before this. */
+  CowContext *context = cow_storage_context_locked (storage);
   uint64_t context_id = context != NULL ? context->id : 0;
+  const CowTraceSink *sink = cow_trace_sink ();
   if (context != NULL)
-    cow_context_unref (context, storage->id, storage->stream);
+    cow_context_unref (context, storage->id, storage->stream, sink);
   else
     release_owner (storage);
   cow_cuda_stream_unref (storage->stream);
   CowSimState *sim = atomic_load_explicit (&storage->sim, memory_order_relaxed);
   if (COW_UNLIKELY (sim != NULL))
     cow_sim_state_free (sim);
-  COW_TRACE (COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
-             storage->allocation_id, storage->nbytes, context_id, 0);
-  pthread_mutex_destroy (&storage->lock);
-  free (storage->block);
+  COW_TRACE_TO (sink, COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, storage->id,
+                storage->allocation_id, storage->nbytes, context_id, 0);
+  free_block (storage);
+}
+
+/* The fast path's last reference to the bytes: free them, then the
+ * storage. */
+static void COW_COLD
+free_last_sharer (CowStorage *storage, CowContext *context)
+{
+  cow_context_free_last (context, storage->id, NULL);
+  free_block (storage);
+}
+
+void
+cow_storage_free (CowStorage *storage)
+{
+  /* The common case — a lazy copy of host bytes, no sink, no simulate
+   * state — is storage_free_general() without its events and its device
+   * and simulate steps: a leaf whose calls are all tail calls.  (No
+   * stream means host bytes, whose context has no device sync.) */
+  CowContext *context = cow_storage_context_locked (storage);
+  if (COW_LIKELY (context != NULL && storage->stream == NULL
+                  && atomic_load_explicit (&storage->sim, memory_order_relaxed) == NULL
+                  && cow_trace_sink () == NULL))
+    {
+      /* As in cow_context_unref(). */
+      if (COW_UNLIKELY (atomic_fetch_sub_explicit (&context->refcount, 1, memory_order_acq_rel)
+                        == 1))
+        free_last_sharer (storage, context);
+      else
+        free_block (storage);
+      return;
+    }
+  storage_free_general (storage);
+}
+
+void
+cow_storage_unref (CowStorage *storage)
+{
+  if (storage != NULL)
+    cow_storage_release (storage);
 }
 
 size_t cow_storage_nbytes (const CowStorage *storage) { return storage->nbytes; }
@@ -229,23 +366,31 @@ cow_storage_refcount (const CowStorage *storage)
   return atomic_load_explicit (&storage->refcount, memory_order_relaxed);
 }
 
+/* Introspection reads the word with acquire: the context's fields were
+ * published with it. */
+static CowContext *
+current_context (const CowStorage *storage)
+{
+  return cow_state_context (atomic_load_explicit (&storage->cow_state, memory_order_acquire));
+}
+
 bool
 cow_storage_is_cow (const CowStorage *storage)
 {
-  return cow_storage_needs_materialize (storage);
+  return current_context (storage) != NULL;
 }
 
 int64_t
 cow_storage_context_refcount (const CowStorage *storage)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = current_context (storage);
   return context ? atomic_load_explicit (&context->refcount, memory_order_relaxed) : 0;
 }
 
 uint64_t
 cow_storage_context_id (const CowStorage *storage)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_acquire);
+  CowContext *context = current_context (storage);
   return context ? context->id : 0;
 }
 
@@ -259,21 +404,24 @@ cow_storage_wrap_refusal (const CowStorage *storage)
   return 0;
 }
 
-/* Under @storage's lock. */
+/* Under @source's lock: the first lazy clone of a storage that owns its
+ * bytes moves them into a new context; a storage that is shared already
+ * (a lock-free clone lost a race with a send, a materialization or
+ * another first clone) just gets one more sharer. */
 static CowStatus
-init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *storage,
+init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *source,
                         CowEagerReason *refusal_out, CowError *error)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
+  CowContext *context = cow_storage_context_locked (source);
   if (context == NULL)
     {
-      CowEagerReason refusal = cow_storage_wrap_refusal (storage);
+      CowEagerReason refusal = cow_storage_wrap_refusal (source);
       if (refusal != 0)
         {
           if (refusal_out != NULL)
             *refusal_out = refusal;
           return cow_set_error (error, COW_ERROR_NOT_SUPPORTED,
-                                "lazy_clone: storage %" PRIu64 " %s", storage->id,
+                                "lazy_clone: storage %" PRIu64 " %s", source->id,
                                 refusal == COW_EAGER_FOREIGN_DATA_PTR
                                   ? "wraps foreign memory with its own deleter"
                                   : "has a data pointer its allocator cannot share");
@@ -282,50 +430,47 @@ init_lazy_clone_locked (CowStorage *result, void *block, CowStorage *storage,
       /* Device bytes: later copies on other streams must wait for the
        * writes enqueued so far on the source's stream. */
       CowDeviceSync *device_sync = NULL;
-      if (cow_storage_is_device (storage))
+      if (cow_storage_is_device (source))
         {
           COW_ENSURE_ERROR (error);
-          device_sync = cow_device_sync_new (storage->stream, error);
+          device_sync = cow_device_sync_new (source->stream, error);
           if (device_sync == NULL)
             return error->code;
         }
       /* Turn the source copy-on-write in place: its bytes move into a new
        * context.  Concurrent first clones of this storage are serialised
-       * by its lock, so they agree on one context.  Release: readers of
-       * `cow` without the lock (introspection) see the context's fields. */
-      context = cow_context_new (storage->data, storage->owner, storage->nbytes,
-                                 storage->allocation_id, storage->allocator,
+       * by its lock, so they agree on one context; the unlock publishes
+       * it. */
+      context = cow_context_new (source->data, source->owner, source->nbytes,
+                                 source->allocation_id, source->allocator,
                                  device_sync);
       if (context == NULL)
         return cow_set_error (error, COW_ERROR_NO_MEMORY,
                               "lazy_clone: cannot allocate a context");
-      atomic_store_explicit (&storage->cow, context, memory_order_release);
+      cow_storage_set_context_locked (source, context);
       COW_TRACE (COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, context->id,
-                 storage->id, 1, context->allocation_id, 0);
+                 source->id, 1, context->allocation_id, 0);
     }
 
-  storage_init (result, block, storage->nbytes, storage->allocator, storage->device);
-  cow_context_ref (context, result->id);
-  result->data = storage->data;
-  result->allocation_id = context->allocation_id;
-  atomic_init (&result->cow, context);
-  COW_TRACE (COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, cow_trace_device (result->device),
-             result->id, result->allocation_id, result->nbytes, context->id, storage->id);
+  /* The source's reference keeps the count above 0, and only its lock's
+   * owner (us) could drop it: this cannot fail. */
+  int64_t refcount = 0;
+  cow_context_try_ref (context, &refcount);
+  cow_storage_init_shared (result, block, source, context, refcount, cow_trace_sink ());
   return COW_OK;
 }
 
-/* The source's lock keeps a concurrent cow_ipc_send() or materialization
- * of it from changing its owner or context while they are read here.  A
- * context with refcount ≥ 1 cannot vanish while it is held. */
 CowStatus
-cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *storage,
+cow_storage_init_lazy_clone (CowStorage *result, void *block, CowStorage *source,
                              CowEagerReason *refusal, CowError *error)
 {
   if (refusal != NULL)
     *refusal = 0;
-  pthread_mutex_lock (&storage->lock);
-  CowStatus status = init_lazy_clone_locked (result, block, storage, refusal, error);
-  pthread_mutex_unlock (&storage->lock);
+  if (cow_storage_try_share (result, block, source, cow_trace_sink ()))
+    return COW_OK;
+  cow_storage_lock (source);
+  CowStatus status = init_lazy_clone_locked (result, block, source, refusal, error);
+  cow_storage_unlock (source);
   return status;
 }
 
@@ -337,7 +482,7 @@ cow_storage_lazy_clone (CowStorage *storage, CowError *error)
       cow_set_error (error, COW_ERROR_INVALID_ARGUMENT, "lazy_clone: storage is NULL");
       return NULL;
     }
-  CowStorage *result = malloc (sizeof *result);
+  CowStorage *result = cow_pool_alloc (COW_POOL_STORAGE);
   if (result == NULL)
     {
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a storage object");
@@ -345,7 +490,7 @@ cow_storage_lazy_clone (CowStorage *storage, CowError *error)
     }
   if (cow_storage_init_lazy_clone (result, result, storage, NULL, error) != COW_OK)
     {
-      free (result);
+      cow_pool_free (COW_POOL_STORAGE, result);
       return NULL;
     }
   return result;
@@ -359,8 +504,7 @@ steal (CowStorage *storage, CowContext *context)
   storage->data = context->data;
   storage->owner = context->owner;
   storage->allocation_id = context->allocation_id;
-  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
-  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
+  cow_storage_set_context_locked (storage, NULL);
   return cow_context_finish_steal (context, storage->id, storage->stream);
 }
 
@@ -373,14 +517,13 @@ finish (CowStorage *storage, uint64_t context_id, CowOp op, uint32_t kind,
              (uint64_t) waited);
 }
 
-/* Materializes a storage that is the context's only sharer: it takes
- * the bytes over.  Nothing can add a sharer meanwhile: a lazy clone of
- * this storage waits for its lock, which the caller holds. */
+/* Materializes a storage that was the context's only sharer: it takes
+ * the bytes over.  cow_context_take_unique() dropped the count from 1 to
+ * 0, so no lazy clone can add a sharer any more. */
 static void
 steal_unique (CowStorage *storage, CowContext *context, CowOp op, int64_t waited)
 {
   uint64_t context_id = context->id;
-  atomic_store_explicit (&context->refcount, 0, memory_order_relaxed);
   COW_TRACE (COW_EVENT_CONTEXT_UNREF, op, 0, context_id, storage->id, 0,
              context->allocation_id, 0);
   waited += steal (storage, context);
@@ -408,15 +551,17 @@ copy_shared_bytes (CowStorage *storage, CowContext *context, void *dst, CowError
   return status;
 }
 
-/* Under the storage's lock, which keeps a lazy clone of this storage (or
- * cow_ipc_send() of it) on another thread from adding a sharer or
- * reading the owner meanwhile; other storages sharing the context are
- * not held up. */
+/* Under the storage's lock, which keeps a first lazy clone of this
+ * storage (or cow_ipc_send() of it) on another thread from reading the
+ * owner meanwhile; a lock-free clone of it is either counted before the
+ * steal-or-copy CAS below or retries behind the lock
+ * (cow-storage-private.h).  Other storages sharing the context are not
+ * held up. */
 CowStatus
 cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_id,
                                 CowError *error)
 {
-  CowContext *context = atomic_load_explicit (&storage->cow, memory_order_relaxed);
+  CowContext *context = cow_storage_context_locked (storage);
   if (context == NULL)
     return COW_OK; /* another thread materialized it first */
   /* Saved for the end event: the context may be gone by then. */
@@ -428,8 +573,7 @@ cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_i
   COW_TRACE (COW_EVENT_MATERIALIZE_BEGIN, op, cow_trace_device (storage->device),
              storage->id, context->id, tensor_id, storage->nbytes, 0);
 
-  /* Acquire pairs with the other storages' release decrements. */
-  if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
+  if (cow_context_take_unique (context))
     {
       steal_unique (storage, context, op, 0);
       return COW_OK;
@@ -453,7 +597,7 @@ cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_i
       pthread_rwlock_rdlock (&context->lock);
       waited = cow_trace_now_ns () - start;
     }
-  if (atomic_load_explicit (&context->refcount, memory_order_acquire) == 1)
+  if (cow_context_take_unique (context))
     {
       /* The other sharers left while we allocated: steal, don't copy. */
       pthread_rwlock_unlock (&context->lock);
@@ -497,8 +641,7 @@ cow_storage_materialize_locked (CowStorage *storage, CowOp op, uint64_t tensor_i
   storage->data = fresh.data;
   storage->owner = fresh;
   storage->allocation_id = fresh_id;
-  /* Release: pairs with cow_storage_needs_materialize()'s acquire. */
-  atomic_store_explicit (&storage->cow, NULL, memory_order_release);
+  cow_storage_set_context_locked (storage, NULL);
   COW_TRACE (COW_EVENT_ALLOCATION_NEW, op, cow_allocation_kind (allocator), fresh_id,
              storage->nbytes, (uint64_t) (uintptr_t) fresh.data,
              cow_allocation_device (allocator), 0);
@@ -510,9 +653,9 @@ CowStatus
 cow_storage_materialize (CowStorage *storage, CowOp op, uint64_t tensor_id,
                          CowError *error)
 {
-  pthread_mutex_lock (&storage->lock);
+  cow_storage_lock (storage);
   CowStatus status = cow_storage_materialize_locked (storage, op, tensor_id, error);
-  pthread_mutex_unlock (&storage->lock);
+  cow_storage_unlock (storage);
   return status;
 }
 

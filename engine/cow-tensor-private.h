@@ -28,13 +28,43 @@ typedef struct {
   CowStorage storage;
 } CowTensorBlock;
 
+/* The number of elements of @sizes (checked by the caller). */
+static inline int64_t
+cow_numel_of (int ndim, const int64_t *sizes)
+{
+  int64_t numel = 1;
+  for (int d = 0; d < ndim; d++)
+    numel *= sizes[d];
+  return numel;
+}
+
 /* Fills @tensor (refcount 1) over @storage, whose reference it takes over,
- * and emits TENSOR_NEW.  The layout must already be checked. */
-COW_INTERNAL void cow_tensor_init (CowTensor *tensor, CowStorage *storage,
-                                   int ndim, const int64_t *sizes,
-                                   const int64_t *strides, int64_t storage_offset,
-                                   CowDType dtype, CowOp op, const CowTensor *base,
-                                   CowShadow *shadow);
+ * and emits TENSOR_NEW to @sink (cow_trace_sink()).  The layout must
+ * already be checked.  Inline: it is part of every lazy clone. */
+static inline void
+cow_tensor_init (CowTensor *tensor, CowStorage *storage, int ndim, const int64_t *sizes,
+                 const int64_t *strides, int64_t storage_offset, CowDType dtype, CowOp op,
+                 const CowTensor *base, CowShadow *shadow, const CowTraceSink *sink)
+{
+  atomic_init (&tensor->refcount, 1);
+  tensor->id = cow_next_id ();
+  tensor->storage = storage;
+  tensor->shadow = COW_UNLIKELY (shadow != NULL) ? cow_shadow_ref (shadow) : NULL;
+  tensor->storage_offset = storage_offset;
+  tensor->ndim = ndim;
+  tensor->dtype = dtype;
+  tensor->name = NULL;
+  tensor->name_id = 0;
+  for (int d = 0; d < ndim; d++)
+    {
+      tensor->sizes[d] = sizes[d];
+      tensor->strides[d] = strides[d];
+    }
+  COW_TRACE_TO (sink, COW_EVENT_TENSOR_NEW, op,
+                (uint32_t) dtype | (uint32_t) ndim << 8 | cow_trace_device (storage->device),
+                tensor->id, storage->id, base ? base->id : 0,
+                (uint64_t) cow_numel_of (ndim, sizes), (uint64_t) storage_offset);
+}
 
 /* Checks @ndim and @sizes; on success stores the element count. */
 COW_INTERNAL CowStatus cow_check_sizes (const char *what, int ndim,

@@ -54,48 +54,20 @@ cow_wrap_dim (const char *what, int dim, int ndim, int *out, CowError *error)
   return COW_OK;
 }
 
-void
-cow_tensor_init (CowTensor *tensor, CowStorage *storage, int ndim,
-                 const int64_t *sizes, const int64_t *strides,
-                 int64_t storage_offset, CowDType dtype, CowOp op,
-                 const CowTensor *base, CowShadow *shadow)
-{
-  atomic_init (&tensor->refcount, 1);
-  tensor->id = cow_next_id ();
-  tensor->storage = storage;
-  tensor->shadow = cow_shadow_ref (shadow);
-  tensor->storage_offset = storage_offset;
-  tensor->ndim = ndim;
-  tensor->dtype = dtype;
-  tensor->name = NULL;
-  tensor->name_id = 0;
-  int64_t numel = 1;
-  for (int d = 0; d < ndim; d++)
-    {
-      tensor->sizes[d] = sizes[d];
-      tensor->strides[d] = strides[d];
-      numel *= sizes[d]; /* checked by the caller */
-    }
-  COW_TRACE (COW_EVENT_TENSOR_NEW, op,
-             (uint32_t) dtype | (uint32_t) ndim << 8 | cow_trace_device (storage->device),
-             tensor->id, storage->id, base ? base->id : 0, (uint64_t) numel,
-             (uint64_t) storage_offset);
-}
-
 CowTensor *
 cow_tensor_make (CowStorage *storage, int ndim, const int64_t *sizes,
                  const int64_t *strides, int64_t storage_offset, CowDType dtype,
                  CowOp op, const CowTensor *base, CowShadow *shadow,
                  CowError *error)
 {
-  CowTensor *tensor = malloc (sizeof *tensor);
+  CowTensor *tensor = cow_pool_alloc (COW_POOL_TENSOR);
   if (tensor == NULL)
     {
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a tensor object");
       return NULL;
     }
   cow_tensor_init (tensor, cow_storage_ref (storage), ndim, sizes, strides,
-                   storage_offset, dtype, op, base, shadow);
+                   storage_offset, dtype, op, base, shadow, cow_trace_sink ());
   return tensor;
 }
 
@@ -208,7 +180,7 @@ cow_tensor_new_fresh (int ndim, const int64_t *sizes, CowDType dtype,
   size_t nbytes;
   if (byte_count (cow_op_name (op), ndim, sizes, dtype, &nbytes, error) != COW_OK)
     return NULL;
-  CowTensorBlock *block = malloc (sizeof *block);
+  CowTensorBlock *block = cow_pool_alloc (COW_POOL_TENSOR_BLOCK);
   if (block == NULL)
     {
       cow_set_error (error, COW_ERROR_NO_MEMORY, "cannot allocate a tensor object");
@@ -216,13 +188,13 @@ cow_tensor_new_fresh (int ndim, const int64_t *sizes, CowDType dtype,
     }
   if (cow_storage_init_new (&block->storage, block, nbytes, allocator, op, error) != COW_OK)
     {
-      free (block);
+      cow_pool_free (COW_POOL_TENSOR_BLOCK, block);
       return NULL;
     }
   int64_t strides[COW_MAX_DIMS];
   cow_contiguous_strides (ndim, sizes, strides);
   cow_tensor_init (&block->tensor, &block->storage, ndim, sizes, strides, 0, dtype,
-                   op, base, NULL);
+                   op, base, NULL, cow_trace_sink ());
   return &block->tensor;
 }
 
@@ -320,13 +292,14 @@ cow_tensor_unref (CowTensor *tensor)
   if (tensor == NULL || !cow_release_ref (&tensor->refcount))
     return;
   CowStorage *storage = tensor->storage;
-  /* A tensor allocated with its storage is freed with the storage. */
-  bool freed_with_storage = storage->block == (void *) tensor;
   COW_TRACE (COW_EVENT_TENSOR_FREE, COW_OP_NONE, 0, tensor->id, storage->id, 0, 0, 0);
-  cow_shadow_unref (tensor->shadow);
-  cow_storage_unref (storage);
-  if (!freed_with_storage)
-    free (tensor);
+  if (COW_UNLIKELY (tensor->shadow != NULL))
+    cow_shadow_unref (tensor->shadow);
+  /* A tensor allocated with its storage is freed with the storage; any
+   * other goes first, so that the storage's release is a tail call. */
+  if (storage->block != (void *) tensor)
+    cow_pool_free (COW_POOL_TENSOR, tensor);
+  cow_storage_release (storage);
 }
 
 int cow_tensor_ndim (const CowTensor *t) { return t->ndim; }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cowscope-application.h"
+#include "cowscope-install-dirs.h"
 #include "cowscope-preferences-window.h"
 #include "cowscope-record-dialog.h"
 #include "cowscope-recording-page.h"
@@ -46,24 +47,35 @@ static const GOptionEntry record_entries[] = {
   { NULL }
 };
 
-/* Returns the Cowscope GSettings schema: the installed one, else the one
- * compiled in the build tree (running uninstalled), else NULL. */
+/* Returns the Cowscope GSettings schema: one GLib finds (XDG_DATA_DIRS,
+ * GSETTINGS_SCHEMA_DIR), else the one installed with the running binary
+ * (a prefix outside XDG_DATA_DIRS), else the one compiled in the build
+ * tree it runs from, else NULL. */
 static GSettingsSchema *
 lookup_schema (void)
 {
   GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
   GSettingsSchema *schema = NULL;
+  g_autofree char *build_root = cowscope_install_dirs_build_root ();
+  char *dirs[] = {
+    cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_DATA, "glib-2.0/schemas"),
+    build_root != NULL ? g_build_filename (build_root, "data", NULL) : NULL,
+  };
 
   if (source != NULL)
     schema = g_settings_schema_source_lookup (source, APP_ID, TRUE);
 
-  if (schema == NULL)
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
     {
-      g_autoptr(GSettingsSchemaSource) build_source =
-        g_settings_schema_source_new_from_directory (COWSCOPE_BUILD_SCHEMA_DIR, source, FALSE, NULL);
+      if (schema == NULL && dirs[i] != NULL)
+        {
+          g_autoptr(GSettingsSchemaSource) dir_source =
+            g_settings_schema_source_new_from_directory (dirs[i], source, FALSE, NULL);
 
-      if (build_source != NULL)
-        schema = g_settings_schema_source_lookup (build_source, APP_ID, TRUE);
+          if (dir_source != NULL)
+            schema = g_settings_schema_source_lookup (dir_source, APP_ID, TRUE);
+        }
+      g_free (dirs[i]);
     }
 
   return schema;
@@ -157,11 +169,13 @@ open_demo_activated (GSimpleAction *action,
                      gpointer       user_data)
 {
   CowscopeApplication *self = user_data;
-  const char *candidates[] = {
-    g_getenv ("COWSCOPE_DEMO_SESSION"),
-    PKGDATADIR "/demo.cowscope",
-    COWSCOPE_BUILD_SCHEMA_DIR "/demo.cowscope",
-  };
+  g_autofree char *build_root = cowscope_install_dirs_build_root ();
+  g_autofree char *installed = cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_DATA,
+                                                           "cowscope/demo.cowscope");
+  g_autofree char *built = build_root != NULL
+                           ? g_build_filename (build_root, "data", "demo.cowscope", NULL)
+                           : NULL;
+  const char *candidates[] = { g_getenv ("COWSCOPE_DEMO_SESSION"), installed, built };
   GtkWindow *parent = get_parent_window (self);
   g_autofree char *demo = NULL;
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "cowscope-graph-view.h"
+#include "cowscope-install-dirs.h"
 #include "cowscope-live-session.h"
 #include "cowscope-recorder.h"
 #include "cowscope-recording-page.h"
@@ -67,7 +68,6 @@ typedef struct
   char                  **argv;
   char                  **environment;
   char                   *working_directory;
-  char                   *probe_path;
   char                   *output;     /* the session path */
   gboolean                force;      /* replace an existing output */
   CowscopeLiveSession    *live;       /* stopped before finalizing */
@@ -167,7 +167,6 @@ job_free (Job *job)
   g_strfreev (job->argv);
   g_strfreev (job->environment);
   g_free (job->working_directory);
-  g_free (job->probe_path);
   g_free (job->output);
   g_clear_object (&job->live);
   if (job->output_fd >= 0)
@@ -259,7 +258,6 @@ record_thread (GTask        *task,
   options.stacks = job->stacks;
   options.cuda = job->cuda;
   options.policy = job->block ? COWSCOPE_RING_BLOCK : COWSCOPE_RING_DROP;
-  options.probe_path = job->probe_path;
   options.working_directory = job->working_directory;
   options.stdout_fd = job->output_fd;
   options.stderr_fd = job->output_fd;
@@ -279,30 +277,6 @@ record_thread (GTask        *task,
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
-}
-
-/* The probe library beside the running binary in a build tree
- * (build/app/gtk/cowscope and build/tests/gui/… both reach
- * build/probes/probe), or NULL: the recorder then uses
- * $COWSCOPE_PROBE_PATH or the installed probe. */
-static char *
-find_build_probe (void)
-{
-  g_autofree char *exe = NULL;
-  g_autofree char *dir = NULL;
-  char *candidate;
-
-  if (g_getenv ("COWSCOPE_PROBE_PATH") != NULL)
-    return NULL;
-  exe = g_file_read_link ("/proc/self/exe", NULL);
-  if (exe == NULL)
-    return NULL;
-  dir = g_path_get_dirname (exe);
-  candidate = g_build_filename (dir, "..", "..", "probes", "probe", "libcowscope-probe.so", NULL);
-  if (g_file_test (candidate, G_FILE_TEST_IS_REGULAR))
-    return candidate;
-  g_free (candidate);
-  return NULL;
 }
 
 /* Formats @value with the locale's digit grouping. */
@@ -887,7 +861,6 @@ cowscope_recording_page_record_to (GtkWindow          *from,
   job->argv = g_strdupv ((char **) argv);
   job->environment = environment != NULL ? g_strdupv ((char **) environment) : NULL;
   job->working_directory = g_strdup (working_directory);
-  job->probe_path = find_build_probe ();
   job->cuda = cuda;
   job->stacks = stacks;
   job->block = block;
@@ -948,18 +921,20 @@ cowscope_recording_page_get_output (CowscopeRecordingPage *self)
  * cowscope_recording_page_find_demo:
  *
  * Returns: (transfer full) (nullable): the bundled demo target: from
- *   $COWSCOPE_DEMO, beside the running binary in a build tree, in
- *   BINDIR, or in $PATH; NULL when none is executable.
+ *   $COWSCOPE_DEMO, in the build tree the running binary was built in,
+ *   installed with the running binary, or in $PATH; NULL when none is
+ *   executable.
  */
 char *
 cowscope_recording_page_find_demo (void)
 {
   const char *env = g_getenv ("COWSCOPE_DEMO");
-  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-  g_autofree char *dir = exe != NULL ? g_path_get_dirname (exe) : NULL;
-  g_autofree char *build = dir != NULL ? g_build_filename (dir, "..", "..", "engine", "demo",
-                                                           "cowscope-demo", NULL) : NULL;
-  const char *candidates[] = { env, build, BINDIR "/cowscope-demo" };
+  g_autofree char *build_root = cowscope_install_dirs_build_root ();
+  g_autofree char *build = build_root != NULL ? g_build_filename (build_root, "engine", "demo",
+                                                                  "cowscope-demo", NULL) : NULL;
+  g_autofree char *installed = cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_BIN,
+                                                           "cowscope-demo");
+  const char *candidates[] = { env, build, installed };
 
   for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
     if (candidates[i] != NULL && g_file_test (candidates[i], G_FILE_TEST_IS_EXECUTABLE)

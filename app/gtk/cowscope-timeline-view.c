@@ -1,43 +1,40 @@
 /* cowscope-timeline-view.c — see cowscope-timeline-view.h.
  *
- * Drawing follows Sysprof's patterns on GTK 4.8: every lane's data area is
- * rendered once per (window, width, theme) into a GskRenderNode
- * (gtk_snapshot_new … gtk_snapshot_free_to_node) and replayed with
- * gtk_snapshot_append_node; the ruler, the cursor, the selection and the
- * hover are drawn on top every frame.  Lane queries are cheap (in-memory,
- * O(pixels × log events)) and run in the snapshot; counting a range's
- * totals walks every event of the range and runs in a GTask thread.
+ * The widget lays the lanes out under its time ruler (a child widget),
+ * caches their render nodes, hit-tests and handles input.  Drawing
+ * follows Sysprof's patterns on GTK 4.8: a lane painter
+ * (cowscope-lane-painter.h) turns each lane's query result into a
+ * GskRenderNode once per (window, width, palette), replayed with
+ * gtk_snapshot_append_node; the selection, the cursor, the hover and the
+ * range totals are drawn on top every frame.  Lane queries are cheap
+ * (in-memory, O(pixels x log events)) and run in the snapshot; the
+ * session model counts a range's totals in a worker thread.
  */
 #include "cowscope-config.h"
 
-#include <adwaita.h>
-#include <glib/gi18n.h>
 #include <math.h>
 
 #include "cowscope-timeline-view.h"
 
+#include "cowscope-lane-order.h"
+#include "cowscope-lane-painter.h"
 #include "cowscope-object-events.h"
+#include "cowscope-paint.h"
+#include "cowscope-time-ruler.h"
+#include "cowscope-timeline-format.h"
+#include "cowscope-timeline-overlay.h"
+#include "cowscope-timeline-palette.h"
 
-#define RULER_HEIGHT 26
+#define RULER_HEIGHT COWSCOPE_TIME_RULER_HEIGHT
 #define GUTTER_WIDTH 176
 #define THREAD_LANE_HEIGHT 46
-#define EVENT_ROW_Y 3
-#define EVENT_ROW_HEIGHT 20
-#define RANGE_ROW_Y 26
-#define RANGE_ROW_HEIGHT 5
-#define RANGE_ROW_STEP 6
-#define N_RANGE_ROWS 3
 #define CUDA_LANE_HEIGHT 28
 #define COUNTER_LANE_HEIGHT 40
 #define PROCESS_LANE_HEIGHT 64
-#define PROCESS_TICK_HEIGHT 10
-#define PROCESS_SPAN_Y 16
-#define PROCESS_SPAN_HEIGHT 5
-#define PROCESS_SPAN_STEP 6
 #define ZOOM_STEP 1.5
 #define PAN_STEP 0.15
 #define CLICK_SLOP 3.0
-#define HIGHLIGHT_COLOR "#f5c211" /* as the sharing graph outlines them */
+#define TOTALS_DELAY_MS 60  /* coalesces a drag's many range changes */
 
 typedef struct {
   CowscopeTimelineLane *lane;
@@ -47,7 +44,6 @@ typedef struct {
   GskRenderNode *node;              /* data area, lane-local; NULL: stale */
   GskRenderNode *title_node;        /* gutter; NULL: stale */
   CowscopeTimelineWindow *window;   /* what `node` shows (hit testing) */
-  double counter_max;
 } Lane;
 
 /* What the pointer is over. */
@@ -69,6 +65,7 @@ struct _CowscopeTimelineView {
   GtkWidget parent_instance;
 
   CowscopeViewState *state;
+  GtkWidget *ruler;       /* CowscopeTimeRuler, the child on top */
   GPtrArray *lanes;       /* Lane* */
   int content_height;
 
@@ -77,11 +74,11 @@ struct _CowscopeTimelineView {
   guint hscroll_policy : 1;
   guint vscroll_policy : 1;
 
-  /* The key the cached lane nodes were drawn for. */
+  /* The key the cached lane nodes were drawn for (with the palette). */
   gint64 cache_t0, cache_t1;
   int cache_width;
-  gboolean cache_dark;
-  gboolean dark;
+  CowscopeTimelinePalette palette;
+  gboolean palette_stale;   /* the style changed: look the colours up again */
 
   PangoLayout *layout;
 
@@ -132,156 +129,6 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-/* ---- colours ---------------------------------------------------------- */
-
-/* GNOME palette (light, dark); copy and steal far apart on purpose. */
-static const char *const kind_colors[COWSCOPE_N_ITEM_KINDS][2] = {
-  [COWSCOPE_ITEM_OTHER] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_ALLOCATION] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_FREE] = { "rgba(0,0,0,0.22)", "rgba(255,255,255,0.24)" },
-  [COWSCOPE_ITEM_STORAGE] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_TENSOR] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_CONTEXT] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_LAZY_CLONE] = { "#1c71d8", "#62a0ea" },          /* blue */
-  [COWSCOPE_ITEM_EAGER_COPY] = { "#e5a50a", "#f8e45c" },          /* yellow */
-  [COWSCOPE_ITEM_MATERIALIZE_BEGIN] = { "rgba(0,0,0,0.28)", "rgba(255,255,255,0.30)" },
-  [COWSCOPE_ITEM_COPY] = { "#e66100", "#ffa348" },                /* orange */
-  [COWSCOPE_ITEM_STEAL] = { "#26a269", "#57e389" },               /* green */
-  [COWSCOPE_ITEM_MATERIALIZE_FAILED] = { "#a51d2d", "#f66151" },  /* red */
-  [COWSCOPE_ITEM_VIOLATION] = { "#e01b24", "#ff7b63" },           /* red */
-  [COWSCOPE_ITEM_RANGE] = { "#9141ac", "#c061cb" },               /* purple */
-  [COWSCOPE_ITEM_MARK] = { "#865e3c", "#cdab8f" },                /* brown */
-  [COWSCOPE_ITEM_IPC] = { "#1a5fb4", "#99c1f1" },
-  [COWSCOPE_ITEM_CUDA_MEMCPY] = { "#c64600", "#ffbe6f" },
-  [COWSCOPE_ITEM_CUDA_MEMSET] = { "#865e3c", "#cdab8f" },
-  [COWSCOPE_ITEM_CUDA_KERNEL] = { "#613583", "#dc8add" },
-  [COWSCOPE_ITEM_CUDA_OTHER] = { "rgba(0,0,0,0.35)", "rgba(255,255,255,0.35)" },
-  [COWSCOPE_ITEM_IPC_LIMBO] = { "#c01c28", "#f66151" },           /* red: only consumers keep it */
-  [COWSCOPE_ITEM_IPC_HELD] = { "#3584e4", "#99c1f1" },            /* blue: a consumer holds it */
-};
-
-static const char *const counter_colors[COWSCOPE_N_COUNTERS][2] = {
-  [COWSCOPE_COUNTER_BYTES_ALLOCATED] = { "#1c71d8", "#62a0ea" },
-  [COWSCOPE_COUNTER_BYTES_SHARED] = { "#26a269", "#57e389" },
-  [COWSCOPE_COUNTER_LIVE_STORAGES] = { "#9141ac", "#c061cb" },
-};
-
-/* Parses @spec (a literal from the tables above) into @color. */
-static void
-color_from (const char *spec, GdkRGBA *color)
-{
-  if (!gdk_rgba_parse (color, spec))
-    *color = (GdkRGBA) { 0.5f, 0.5f, 0.5f, 1.0f };
-}
-
-/* @color with its alpha multiplied by @alpha. */
-static GdkRGBA
-with_alpha (const GdkRGBA *color, float alpha)
-{
-  GdkRGBA c = *color;
-  c.alpha *= alpha;
-  return c;
-}
-
-/* The foreground colour of the current theme at @alpha. */
-static GdkRGBA
-fg (CowscopeTimelineView *self, float alpha)
-{
-  if (self->dark)
-    return (GdkRGBA) { 1, 1, 1, alpha };
-  return (GdkRGBA) { 0, 0, 0, 0.8f * alpha };
-}
-
-/* The accent colour (the cursor), readable on both themes. */
-static GdkRGBA
-accent (CowscopeTimelineView *self)
-{
-  GdkRGBA c;
-  color_from (self->dark ? "#78aeed" : "#1c71d8", &c);
-  return c;
-}
-
-/* ---- formatting --------------------------------------------------------- */
-
-/* A duration for people ("12.5 ms"), with about three significant digits. */
-static char *
-format_duration (gint64 ns)
-{
-  double v = (double) ns;
-  if (llabs (ns) < 1000)
-    return g_strdup_printf (_("%d ns"), (int) ns);
-  if (fabs (v) < 1e6)
-    return g_strdup_printf (_("%.3g µs"), v / 1e3);
-  if (fabs (v) < 1e9)
-    return g_strdup_printf (_("%.3g ms"), v / 1e6);
-  return g_strdup_printf (_("%.4g s"), v / 1e9);
-}
-
-/* A ruler label for @ns after the session start, with as many decimals as
- * the tick spacing @step needs. */
-static char *
-format_tick (gint64 ns, gint64 step)
-{
-  if (step < 1000)
-    return g_strdup_printf (_("%.0f ns"), (double) ns);
-  double unit = step < 1000000 ? 1e3 : step < 1000000000 ? 1e6 : 1e9;
-  int decimals = (int) MAX (0, ceil (-log10 ((double) step / unit) - 1e-9));
-  if (unit == 1e3)
-    return g_strdup_printf (_("%.*f µs"), decimals, (double) ns / unit);
-  if (unit == 1e6)
-    return g_strdup_printf (_("%.*f ms"), decimals, (double) ns / unit);
-  return g_strdup_printf (_("%.*f s"), decimals, (double) ns / unit);
-}
-
-/* @n with the locale's digit grouping ("48,211"). */
-static char *
-format_number (guint64 n)
-{
-  return g_strdup_printf ("%'" G_GUINT64_FORMAT, n);
-}
-
-/* A counter value for people: bytes for byte counters, else a count. */
-static char *
-format_counter (CowscopeCounterKind counter, double value)
-{
-  if (counter == COWSCOPE_COUNTER_LIVE_STORAGES)
-    return g_strdup_printf ("%'.0f", value);
-  return g_format_size ((guint64) MAX (value, 0));
-}
-
-/* The translated name of an item kind, for tooltips. */
-static const char *
-kind_name (guint kind)
-{
-  switch ((CowscopeItemKind) kind)
-    {
-    case COWSCOPE_ITEM_ALLOCATION: return _("Allocation");
-    case COWSCOPE_ITEM_FREE: return _("Free");
-    case COWSCOPE_ITEM_STORAGE: return _("New storage");
-    case COWSCOPE_ITEM_TENSOR: return _("Tensor");
-    case COWSCOPE_ITEM_CONTEXT: return _("CoW context");
-    case COWSCOPE_ITEM_LAZY_CLONE: return _("Lazy clone");
-    case COWSCOPE_ITEM_EAGER_COPY: return _("Eager copy");
-    case COWSCOPE_ITEM_MATERIALIZE_BEGIN: return _("Materialization begins");
-    case COWSCOPE_ITEM_COPY: return _("Copy");
-    case COWSCOPE_ITEM_STEAL: return _("Steal");
-    case COWSCOPE_ITEM_MATERIALIZE_FAILED: return _("Failed materialization");
-    case COWSCOPE_ITEM_VIOLATION: return _("Simulate-mode warning");
-    case COWSCOPE_ITEM_RANGE: return _("User range");
-    case COWSCOPE_ITEM_MARK: return _("Mark");
-    case COWSCOPE_ITEM_IPC: return _("IPC");
-    case COWSCOPE_ITEM_CUDA_MEMCPY: return _("CUDA memcpy");
-    case COWSCOPE_ITEM_CUDA_MEMSET: return _("CUDA memset");
-    case COWSCOPE_ITEM_CUDA_KERNEL: return _("CUDA kernel");
-    case COWSCOPE_ITEM_CUDA_OTHER: return _("CUDA activity");
-    case COWSCOPE_ITEM_IPC_LIMBO: return _("Sent block in the limbo");
-    case COWSCOPE_ITEM_IPC_HELD: return _("Received block held");
-    case COWSCOPE_ITEM_OTHER:
-    case COWSCOPE_N_ITEM_KINDS:
-    default: return _("Event");
-    }
-}
-
 /* ---- geometry ------------------------------------------------------------ */
 
 /* The data area's width in pixels (what lanes are queried at); >= 1. */
@@ -317,7 +164,7 @@ cowscope_timeline_view_time_to_x (CowscopeTimelineView *self, gint64 t)
   gint64 t0, t1;
   if (!visible (self, &t0, &t1))
     return GUTTER_WIDTH;
-  return GUTTER_WIDTH + (double) (t - t0) * data_width (self) / (double) (t1 - t0);
+  return cowscope_time_axis_to_x (t, t0, t1, GUTTER_WIDTH, data_width (self));
 }
 
 /* The time at widget x @x (extrapolated outside the data area). */
@@ -328,7 +175,7 @@ cowscope_timeline_view_x_to_time (CowscopeTimelineView *self, double x)
   gint64 t0, t1;
   if (!visible (self, &t0, &t1))
     return 0;
-  return t0 + (gint64) llround ((x - GUTTER_WIDTH) * (double) (t1 - t0) / data_width (self));
+  return cowscope_time_axis_to_time (x, t0, t1, GUTTER_WIDTH, data_width (self));
 }
 
 /* The lane under widget y @y, or -1 (the ruler, or below the lanes). */
@@ -377,14 +224,6 @@ drop_caches (CowscopeTimelineView *self, gboolean titles)
       }
 }
 
-/* Drops every cached lane node (and titles when @titles) and redraws. */
-static void
-invalidate (CowscopeTimelineView *self, gboolean titles)
-{
-  drop_caches (self, titles);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
 /* Sets up the vertical adjustment for the current height and lanes. */
 static void
 update_adjustment (CowscopeTimelineView *self)
@@ -397,7 +236,22 @@ update_adjustment (CowscopeTimelineView *self)
   gtk_adjustment_configure (self->vadjustment, value, 0, upper, 24, page * 0.9, page);
 }
 
-/* Rebuilds the lane list from the document: counters, threads, CUDA. */
+/* How tall a lane of @kind is. */
+static int
+lane_height (CowscopeLaneKind kind)
+{
+  switch (kind)
+    {
+    case COWSCOPE_LANE_THREAD: return THREAD_LANE_HEIGHT;
+    case COWSCOPE_LANE_CUDA_STREAM: return CUDA_LANE_HEIGHT;
+    case COWSCOPE_LANE_PROCESS: return PROCESS_LANE_HEIGHT;
+    case COWSCOPE_LANE_COUNTER:
+    default: return COUNTER_LANE_HEIGHT;
+    }
+}
+
+/* Rebuilds the lane list from the document, in the model's display
+ * order, stacked top to bottom. */
 static void
 rebuild_lanes (CowscopeTimelineView *self)
 {
@@ -406,401 +260,56 @@ rebuild_lanes (CowscopeTimelineView *self)
   if (self->state != NULL)
     {
       CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-      GListModel *model = cowscope_session_document_get_lanes (doc);
-      guint n = g_list_model_get_n_items (model);
+      g_autoptr (GPtrArray) ordered =
+        cowscope_lane_order_for_display (cowscope_session_document_get_lanes (doc));
       self->lanes = g_ptr_array_new_with_free_func (lane_free);
-      /* Counters; then each process lane heading its threads (sessions
-       * of several processes); the other threads; CUDA streams. */
-      GPtrArray *by_kind[COWSCOPE_LANE_PROCESS + 1] = { NULL };
-      for (guint k = 0; k <= COWSCOPE_LANE_PROCESS; k++)
-        by_kind[k] = g_ptr_array_new_with_free_func (g_object_unref);
-      for (guint i = 0; i < n; i++)
-        {
-          CowscopeTimelineLane *tl = g_list_model_get_item (model, i);
-          g_ptr_array_add (by_kind[MIN (cowscope_timeline_lane_get_kind (tl),
-                                        COWSCOPE_LANE_PROCESS)], tl);
-        }
-      g_autoptr (GPtrArray) ordered = g_ptr_array_new ();
-      g_ptr_array_extend (ordered, by_kind[COWSCOPE_LANE_COUNTER], NULL, NULL);
-      g_autoptr (GHashTable) headed = g_hash_table_new (g_direct_hash, g_direct_equal);
-      for (guint p = 0; p < by_kind[COWSCOPE_LANE_PROCESS]->len; p++)
-        {
-          CowscopeTimelineLane *pl = by_kind[COWSCOPE_LANE_PROCESS]->pdata[p];
-          guint32 pid = cowscope_timeline_lane_get_pid (pl);
-          g_ptr_array_add (ordered, pl);
-          g_hash_table_add (headed, GUINT_TO_POINTER (pid));
-          for (guint t = 0; t < by_kind[COWSCOPE_LANE_THREAD]->len; t++)
-            if (cowscope_timeline_lane_get_pid (by_kind[COWSCOPE_LANE_THREAD]->pdata[t]) == pid)
-              g_ptr_array_add (ordered, by_kind[COWSCOPE_LANE_THREAD]->pdata[t]);
-        }
-      for (guint t = 0; t < by_kind[COWSCOPE_LANE_THREAD]->len; t++)
-        {
-          CowscopeTimelineLane *tl = by_kind[COWSCOPE_LANE_THREAD]->pdata[t];
-          if (!g_hash_table_contains (headed, GUINT_TO_POINTER (cowscope_timeline_lane_get_pid (tl))))
-            g_ptr_array_add (ordered, tl);
-        }
-      g_ptr_array_extend (ordered, by_kind[COWSCOPE_LANE_CUDA_STREAM], NULL, NULL);
       for (guint i = 0; i < ordered->len; i++)
         {
           Lane *lane = g_new0 (Lane, 1);
           lane->lane = g_object_ref (ordered->pdata[i]);
           lane->kind = cowscope_timeline_lane_get_kind (lane->lane);
           lane->y = self->content_height;
-          lane->height = lane->kind == COWSCOPE_LANE_THREAD ? THREAD_LANE_HEIGHT
-                         : lane->kind == COWSCOPE_LANE_CUDA_STREAM ? CUDA_LANE_HEIGHT
-                         : lane->kind == COWSCOPE_LANE_PROCESS ? PROCESS_LANE_HEIGHT
-                                                               : COUNTER_LANE_HEIGHT;
+          lane->height = lane_height (lane->kind);
           self->content_height += lane->height;
           g_ptr_array_add (self->lanes, lane);
         }
-      for (guint k = 0; k <= COWSCOPE_LANE_PROCESS; k++)
-        g_ptr_array_unref (by_kind[k]);
     }
   update_adjustment (self);
   gtk_widget_queue_resize (GTK_WIDGET (self));
 }
 
-/* ---- rendering a lane -------------------------------------------------------- */
+/* ---- the cache of lane nodes ------------------------------------------------- */
 
-/* Appends a rectangle in @color. */
+/* Looks the colours up again after a style change; drops every node
+ * drawn with other colours. */
 static void
-rect (GtkSnapshot *snapshot, const GdkRGBA *color, float x, float y, float w, float h)
+refresh_palette (CowscopeTimelineView *self)
 {
-  gtk_snapshot_append_color (snapshot, color, &GRAPHENE_RECT_INIT (x, y, w, h));
-}
-
-/* Appends a 1 px outline of @color around the rectangle. */
-static void
-outline (GtkSnapshot *snapshot, const GdkRGBA *color, float x, float y, float w, float h,
-         float width)
-{
-  GskRoundedRect r;
-  gsk_rounded_rect_init_from_rect (&r, &GRAPHENE_RECT_INIT (x, y, w, h), 0);
-  const float widths[4] = { width, width, width, width };
-  const GdkRGBA colors[4] = { *color, *color, *color, *color };
-  gtk_snapshot_append_border (snapshot, &r, widths, colors);
-}
-
-/* Runs of equal marks in neighbouring pixels, merged into one node. */
-typedef struct {
-  GtkSnapshot *snapshot;
-  const GdkRGBA *color;
-  int x0, x1;
-  float y, h;
-} Run;
-
-/* Draws the pending run, if any. */
-static void
-run_flush (Run *run)
-{
-  if (run->color != NULL && run->x1 > run->x0)
-    rect (run->snapshot, run->color, run->x0, run->y, run->x1 - run->x0, run->h);
-  run->color = NULL;
-}
-
-/* Adds [x0, x1) × [y, y+h) in @color, extending the pending run when it
- * continues it. */
-static void
-run_add (Run *run, const GdkRGBA *color, int x0, int x1, float y, float h)
-{
-  if (run->color == color && run->y == y && run->h == h && x0 <= run->x1)
-    {
-      run->x1 = MAX (run->x1, x1);
-      return;
-    }
-  run_flush (run);
-  run->color = color;
-  run->x0 = x0, run->x1 = x1, run->y = y, run->h = h;
-}
-
-/* Is @kind a materialization (drawn as a box)? */
-static gboolean
-is_box_kind (guint kind)
-{
-  return kind == COWSCOPE_ITEM_COPY || kind == COWSCOPE_ITEM_STEAL
-         || kind == COWSCOPE_ITEM_MATERIALIZE_FAILED || kind == COWSCOPE_ITEM_EAGER_COPY;
-}
-
-/* The x range of a span in the data area, at least 1 px wide. */
-static void
-span_px (const CowscopeTimelineItem *s, gint64 t0, double nspp, int width, float *x, float *w)
-{
-  double a = MAX ((double) (s->start_ns - t0) / nspp, -1.0);
-  double b = MIN ((double) (s->end_ns - t0) / nspp, width + 1.0);
-  a = floor (a);
-  b = MAX (ceil (b), a + 1);
-  *x = (float) a;
-  *w = (float) (b - a);
-}
-
-/* Orders spans by start, longer first (for range nesting). */
-static int
-compare_spans (gconstpointer a, gconstpointer b)
-{
-  const CowscopeTimelineItem *x = *(const CowscopeTimelineItem *const *) a;
-  const CowscopeTimelineItem *y = *(const CowscopeTimelineItem *const *) b;
-  if (x->start_ns != y->start_ns)
-    return x->start_ns < y->start_ns ? -1 : 1;
-  return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
-}
-
-/* The row a range span is drawn in: its nesting depth among the window's
- * ranges (a range shorter than a pixel has no parent shown). */
-static guint
-range_row (const CowscopeTimelineItem *const *sorted, guint n, guint i)
-{
-  guint depth = 0;
-  for (guint k = 0; k < i; k++)
-    if (sorted[k]->end_ns >= sorted[i]->end_ns && sorted[k]->start_ns <= sorted[i]->start_ns)
-      depth++;
-  return MIN (depth, N_RANGE_ROWS - 1);
-}
-
-/* Draws an event lane (thread or CUDA stream) from @win into @snapshot. */
-/* Kinds a person looks for: never hidden inside a bucket. */
-static gboolean
-is_notable_kind (guint kind)
-{
-  return is_box_kind (kind) || kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
-         || kind == COWSCOPE_ITEM_IPC || kind == COWSCOPE_ITEM_VIOLATION;
-}
-
-/* Draws @it as an item of @kind: copies and CUDA work as full-height
- * columns, lazy clones, marks and IPC in the upper half, warnings wider,
- * range ends in the range row, other events as ticks growing with their
- * count. */
-static void
-draw_item_kind (Run *run, const CowscopeTimelineItem *it, guint kind, gboolean cuda, float row_h,
-                GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
-{
-  int x = it->pixel;
-  if (cuda || is_box_kind (kind))
-    run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y, row_h);
-  else if (kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
-           || kind == COWSCOPE_ITEM_IPC)
-    {
-      int half = it->count == 1 ? 1 : 0;
-      run_add (run, &colors[kind], x - half, x + 1 + half, EVENT_ROW_Y, row_h * 0.5f);
-    }
-  else if (kind == COWSCOPE_ITEM_VIOLATION)
-    run_add (run, &colors[kind], x, x + 2, EVENT_ROW_Y, row_h);
-  else if (kind == COWSCOPE_ITEM_RANGE)
-    run_add (run, &colors[kind], x, x + 1, RANGE_ROW_Y, RANGE_ROW_HEIGHT);
-  else
-    {
-      float h = MIN (4.0f + 2.0f * (float) log2 ((double) it->count), row_h * 0.6f);
-      run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y + row_h - h, h);
-    }
-}
-
-static void
-draw_event_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow *win,
-                 GtkSnapshot *snapshot, GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
-{
-  gint64 t0 = cowscope_timeline_window_get_start (win);
-  gint64 t1 = cowscope_timeline_window_get_end (win);
-  int width = (int) cowscope_timeline_window_get_width (win);
-  double nspp = (double) (t1 - t0) / width;
-  gboolean cuda = lane->kind == COWSCOPE_LANE_CUDA_STREAM;
-  float row_h = cuda ? lane->height - 2 * EVENT_ROW_Y : EVENT_ROW_HEIGHT;
-  guint n_items, n_spans;
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n_items);
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (win, &n_spans);
-  Run run = { .snapshot = snapshot };
-
-  /* Ordinary events: ticks at the bottom of the row, taller for buckets
-   * holding more events; marks of interest at the top. */
-  for (guint i = 0; i < n_items; i++)
-    {
-      const CowscopeTimelineItem *it = &items[i];
-      guint kind = it->kind < COWSCOPE_N_ITEM_KINDS ? it->kind : COWSCOPE_ITEM_OTHER;
-      draw_item_kind (&run, it, kind, cuda, row_h, colors);
-    }
-  /* A bucket is drawn as its most frequent kind; the notable kinds it
-   * also holds (a copy among a thousand tensor events) go on top, in a
-   * second pass (runs merge only left to right). */
-  run_flush (&run);
-  for (guint i = 0; i < n_items && !cuda; i++)
-    {
-      const CowscopeTimelineItem *it = &items[i];
-      if (it->count == 1)
-        continue;
-      for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
-        if (k != it->kind && (it->kinds & (1u << k)) != 0 && is_notable_kind (k))
-          draw_item_kind (&run, it, k, cuda, row_h, colors);
-    }
-  run_flush (&run);
-
-  /* Spans: materializations and CUDA activity as boxes, user ranges in
-   * nested rows below. */
-  g_autoptr (GPtrArray) ranges = g_ptr_array_new ();
-  for (guint i = 0; i < n_spans; i++)
-    {
-      const CowscopeTimelineItem *s = &spans[i];
-      guint kind = s->kind < COWSCOPE_N_ITEM_KINDS ? s->kind : COWSCOPE_ITEM_OTHER;
-      if (kind == COWSCOPE_ITEM_RANGE)
-        {
-          g_ptr_array_add (ranges, (gpointer) s);
-          continue;
-        }
-      float x, w;
-      span_px (s, t0, nspp, width, &x, &w);
-      rect (snapshot, &colors[kind], x, EVENT_ROW_Y, w, row_h);
-      if (w >= 5)
-        {
-          GdkRGBA edge = fg (self, 0.45f);
-          outline (snapshot, &edge, x, EVENT_ROW_Y, w, row_h, 1);
-        }
-    }
-  if (ranges->len > 0)
-    {
-      g_ptr_array_sort (ranges, compare_spans);
-      GdkRGBA c = with_alpha (&colors[COWSCOPE_ITEM_RANGE], 0.8f);
-      for (guint i = 0; i < ranges->len; i++)
-        {
-          const CowscopeTimelineItem *s = ranges->pdata[i];
-          float x, w;
-          span_px (s, t0, nspp, width, &x, &w);
-          guint row = range_row ((const CowscopeTimelineItem *const *) ranges->pdata, ranges->len, i);
-          rect (snapshot, &c, x, RANGE_ROW_Y + row * RANGE_ROW_STEP, w, RANGE_ROW_HEIGHT);
-        }
-    }
-}
-
-/* Draws a process lane from @win: its IPC events as ticks on top, limbo
- * spans (red) and held-block spans (blue) packed into thin rows below,
- * so overlapping blocks stay visible. */
-static void
-draw_process_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow *win,
-                   GtkSnapshot *snapshot, GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
-{
-  gint64 t0 = cowscope_timeline_window_get_start (win);
-  gint64 t1 = cowscope_timeline_window_get_end (win);
-  int width = (int) cowscope_timeline_window_get_width (win);
-  double nspp = (double) (t1 - t0) / width;
-  guint n_items, n_spans;
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n_items);
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (win, &n_spans);
-  GdkRGBA tint = fg (self, 0.04f);
-  rect (snapshot, &tint, 0, 0, width, lane->height - 1);
-  Run run = { .snapshot = snapshot };
-  for (guint i = 0; i < n_items; i++)
-    {
-      guint kind = items[i].kind < COWSCOPE_N_ITEM_KINDS ? items[i].kind : COWSCOPE_ITEM_OTHER;
-      int half = items[i].count == 1 ? 1 : 0;
-      run_add (&run, &colors[kind], items[i].pixel - half, items[i].pixel + 1 + half,
-               EVENT_ROW_Y, PROCESS_TICK_HEIGHT);
-    }
-  run_flush (&run);
-
-  guint n_rows = MAX ((lane->height - PROCESS_SPAN_Y - 2) / PROCESS_SPAN_STEP, 1);
-  g_autofree float *row_end = g_new (float, n_rows);
-  for (guint r = 0; r < n_rows; r++)
-    row_end[r] = -G_MAXFLOAT;
-  g_autoptr (GPtrArray) sorted = g_ptr_array_sized_new (n_spans);
-  for (guint i = 0; i < n_spans; i++)
-    g_ptr_array_add (sorted, (gpointer) &spans[i]);
-  g_ptr_array_sort (sorted, compare_spans);
-  for (guint i = 0; i < sorted->len; i++)
-    {
-      const CowscopeTimelineItem *s = sorted->pdata[i];
-      guint kind = s->kind < COWSCOPE_N_ITEM_KINDS ? s->kind : COWSCOPE_ITEM_OTHER;
-      float x, w;
-      span_px (s, t0, nspp, width, &x, &w);
-      guint row = n_rows - 1;
-      for (guint r = 0; r < n_rows; r++)
-        if (row_end[r] <= x)
-          {
-            row = r;
-            break;
-          }
-      row_end[row] = MAX (row_end[row], x + w + 1);
-      GdkRGBA c = with_alpha (&colors[kind], 0.85f);
-      rect (snapshot, &c, x, PROCESS_SPAN_Y + row * PROCESS_SPAN_STEP, w, PROCESS_SPAN_HEIGHT);
-    }
-}
-
-/* Draws a counter lane from @win: the per-pixel maximum as a step area,
- * the value at each pixel's end as a line, the scale in a corner. */
-static void
-draw_counter_lane (CowscopeTimelineView *self, Lane *lane, CowscopeTimelineWindow *win,
-                   GtkSnapshot *snapshot)
-{
-  guint n;
-  const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (win, &n);
-  int width = (int) cowscope_timeline_window_get_width (win);
-  CowscopeCounterKind counter = cowscope_timeline_lane_get_counter (lane->lane);
-  GdkRGBA color;
-  color_from (counter_colors[CLAMP (counter, 0, COWSCOPE_N_COUNTERS - 1)][self->dark], &color);
-
-  double vmax = 0;
-  for (guint i = 0; i < n; i++)
-    vmax = MAX (vmax, samples[i].max);
-  lane->counter_max = vmax;
-  if (n == 0)
+  if (!self->palette_stale)
     return;
-  if (vmax <= 0)
-    vmax = 1;
-
-  float top = 4, bottom = lane->height - 2;
-  double scale = (bottom - top) / vmax;
-  cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &GRAPHENE_RECT_INIT (0, 0, width,
-                                                                           lane->height));
-  cairo_move_to (cr, samples[0].pixel, bottom);
-  for (guint i = 0; i < n; i++)
-    {
-      double y = bottom - samples[i].max * scale;
-      cairo_line_to (cr, samples[i].pixel, y);
-      cairo_line_to (cr, samples[i].pixel + 1, y);
-    }
-  cairo_line_to (cr, samples[n - 1].pixel + 1, bottom);
-  cairo_close_path (cr);
-  GdkRGBA fill = with_alpha (&color, 0.35f);
-  gdk_cairo_set_source_rgba (cr, &fill);
-  cairo_fill (cr);
-  for (guint i = 0; i < n; i++)
-    {
-      double y = floor (bottom - samples[i].last * scale) + 0.5;
-      if (i == 0)
-        cairo_move_to (cr, samples[i].pixel, y);
-      else
-        cairo_line_to (cr, samples[i].pixel, y);
-      cairo_line_to (cr, samples[i].pixel + 1, y);
-    }
-  gdk_cairo_set_source_rgba (cr, &color);
-  cairo_set_line_width (cr, 1.0);
-  cairo_stroke (cr);
-  cairo_destroy (cr);
-
-  g_autofree char *label = format_counter (counter, lane->counter_max);
-  pango_layout_set_text (self->layout, label, -1);
-  int lw, lh;
-  pango_layout_get_pixel_size (self->layout, &lw, &lh);
-  GdkRGBA text = fg (self, 0.7f);
-  GdkRGBA backdrop = self->dark ? (GdkRGBA) { 0.14f, 0.14f, 0.16f, 0.75f }
-                                : (GdkRGBA) { 1, 1, 1, 0.75f };
-  rect (snapshot, &backdrop, width - lw - 9, 1, lw + 6, lh);
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (width - lw - 6, 1));
-  gtk_snapshot_append_layout (snapshot, self->layout, &text);
-  gtk_snapshot_restore (snapshot);
+  self->palette_stale = FALSE;
+  CowscopeTimelinePalette palette;
+  cowscope_timeline_palette_lookup (&palette, GTK_WIDGET (self));
+  if (cowscope_timeline_palette_equal (&palette, &self->palette))
+    return;
+  self->palette = palette;
+  drop_caches (self, TRUE);
 }
 
-/* Drops the lane caches when the window, the width or the theme changed
- * since they were drawn; FALSE without a window to show. */
+/* Drops the lane caches when the window, the width or the colours
+ * changed since they were drawn; FALSE without a window to show. */
 static gboolean
 validate_cache (CowscopeTimelineView *self)
 {
   gint64 t0, t1;
   if (!visible (self, &t0, &t1) || self->lanes == NULL)
     return FALSE;
+  refresh_palette (self);
   int dw = data_width (self);
-  if (self->cache_t0 != t0 || self->cache_t1 != t1 || self->cache_width != dw
-      || self->cache_dark != self->dark)
+  if (self->cache_t0 != t0 || self->cache_t1 != t1 || self->cache_width != dw)
     {
-      drop_caches (self, self->cache_dark != self->dark);
+      drop_caches (self, FALSE);
       self->cache_t0 = t0, self->cache_t1 = t1, self->cache_width = dw;
-      self->cache_dark = self->dark;
     }
   return TRUE;
 }
@@ -815,89 +324,106 @@ ensure_lane_window (CowscopeTimelineView *self, Lane *lane)
                                                  (guint) self->cache_width);
 }
 
-/* Makes sure @lane's data node shows the cached key's window. */
+/* Makes sure @lane's data node shows the cached key's window: its kind's
+ * painter draws it. */
 static void
-ensure_lane_node (CowscopeTimelineView *self, Lane *lane, GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
+ensure_lane_node (CowscopeTimelineView *self, Lane *lane)
 {
   if (lane->node != NULL)
     return;
   ensure_lane_window (self, lane);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  if (lane->kind == COWSCOPE_LANE_COUNTER)
-    draw_counter_lane (self, lane, lane->window, snapshot);
-  else if (lane->kind == COWSCOPE_LANE_PROCESS)
-    draw_process_lane (self, lane, lane->window, snapshot, colors);
-  else
-    draw_event_lane (self, lane, lane->window, snapshot, colors);
-  lane->node = gtk_snapshot_free_to_node (snapshot);
-  if (lane->node == NULL) /* nothing drawn: an empty container */
-    lane->node = gsk_container_node_new (NULL, 0);
+  switch (lane->kind)
+    {
+    case COWSCOPE_LANE_COUNTER:
+      lane->node = cowscope_counter_lane_paint (lane->window, &self->palette,
+                                                cowscope_timeline_lane_get_counter (lane->lane),
+                                                lane->height, self->layout);
+      break;
+    case COWSCOPE_LANE_PROCESS:
+      lane->node = cowscope_process_lane_paint (lane->window, &self->palette, lane->height);
+      break;
+    case COWSCOPE_LANE_CUDA_STREAM:
+    case COWSCOPE_LANE_THREAD:
+    default:
+      lane->node = cowscope_event_lane_paint (lane->window, &self->palette,
+                                              lane->kind == COWSCOPE_LANE_CUDA_STREAM,
+                                              lane->height);
+      break;
+    }
 }
 
 /* Makes sure @lane's gutter node (its title) exists. */
 static void
 ensure_title_node (CowscopeTimelineView *self, Lane *lane)
 {
-  if (lane->title_node != NULL)
-    return;
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  GdkRGBA text = fg (self, 0.85f), dim = fg (self, 0.5f);
-  pango_layout_set_width (self->layout, (GUTTER_WIDTH - 16) * PANGO_SCALE);
-  pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_END);
-  pango_layout_set_text (self->layout, cowscope_timeline_lane_get_title (lane->lane), -1);
-  if (lane->kind == COWSCOPE_LANE_PROCESS)
-    {
-      /* A process heads the thread lanes below it: bold. */
-      PangoAttrList *attrs = pango_attr_list_new ();
-      pango_attr_list_insert (attrs, pango_attr_weight_new (PANGO_WEIGHT_BOLD));
-      pango_layout_set_attributes (self->layout, attrs);
-      pango_attr_list_unref (attrs);
-    }
-  int lh;
-  pango_layout_get_pixel_size (self->layout, NULL, &lh);
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, 3));
-  gtk_snapshot_append_layout (snapshot, self->layout, &text);
-  gtk_snapshot_restore (snapshot);
-  pango_layout_set_attributes (self->layout, NULL);
-  g_autofree char *sub = NULL;
-  if (lane->kind == COWSCOPE_LANE_THREAD)
-    {
-      guint64 n = cowscope_timeline_lane_get_n_events (lane->lane);
-      g_autofree char *count = format_number (n);
-      sub = g_strdup_printf (ngettext ("Process %u · %s event", "Process %u · %s events",
-                                       (unsigned long) MIN (n, 1000000)),
-                             cowscope_timeline_lane_get_pid (lane->lane), count);
-    }
-  else if (lane->kind == COWSCOPE_LANE_CUDA_STREAM)
-    sub = NULL; /* the title says stream and device; the lane is short */
-  else if (lane->kind == COWSCOPE_LANE_PROCESS)
-    {
-      guint64 n = cowscope_timeline_lane_get_n_events (lane->lane);
-      g_autofree char *count = format_number (n);
-      sub = g_strdup_printf (ngettext ("Process %u · %s IPC event",
-                                       "Process %u · %s IPC events",
-                                       (unsigned long) MIN (n, 1000000)),
-                             cowscope_timeline_lane_get_pid (lane->lane), count);
-    }
-  else
-    sub = g_strdup (_("Counter"));
-  if (sub != NULL && lane->height >= 2 * lh + 4)
-    {
-      pango_layout_set_text (self->layout, sub, -1);
-      gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, 3 + lh));
-      gtk_snapshot_append_layout (snapshot, self->layout, &dim);
-      gtk_snapshot_restore (snapshot);
-    }
-  pango_layout_set_width (self->layout, -1);
-  pango_layout_set_ellipsize (self->layout, PANGO_ELLIPSIZE_NONE);
-  lane->title_node = gtk_snapshot_free_to_node (snapshot);
+  if (lane->title_node == NULL)
+    lane->title_node = cowscope_lane_title_paint (lane->lane, &self->palette, GUTTER_WIDTH,
+                                                  lane->height, self->layout);
 }
 
 /* ---- hit testing --------------------------------------------------------------- */
 
-/* What is under widget (x, y) in the cached lane windows. */
+/* The counter sample under data-area x @px. */
+static const CowscopeCounterSample *
+hit_sample (CowscopeTimelineWindow *window, double px)
+{
+  guint n;
+  const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (window, &n);
+  const CowscopeCounterSample *hit = NULL;
+  for (guint i = 0; i < n; i++)
+    if (samples[i].pixel == (guint16) px)
+      hit = &samples[i];
+  return hit;
+}
+
+/* The innermost (shortest) span under data-area x @px: user ranges when
+ * @ranges, else the others. */
+static const CowscopeTimelineItem *
+hit_span (CowscopeTimelineWindow *window, double px, gboolean ranges)
+{
+  gint64 t0 = cowscope_timeline_window_get_start (window);
+  gint64 t1 = cowscope_timeline_window_get_end (window);
+  int width = (int) cowscope_timeline_window_get_width (window);
+  double nspp = (double) (t1 - t0) / width;
+  guint n;
+  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (window, &n);
+  const CowscopeTimelineItem *hit = NULL;
+  for (guint i = 0; i < n; i++)
+    {
+      const CowscopeTimelineItem *s = &spans[i];
+      if ((s->kind == COWSCOPE_ITEM_RANGE) != ranges)
+        continue;
+      float sx, sw;
+      cowscope_lane_span_px (s, t0, nspp, width, &sx, &sw);
+      if (px >= sx - 1 && px < sx + sw + 1
+          && (hit == NULL || s->end_ns - s->start_ns < hit->end_ns - hit->start_ns))
+        hit = s;
+    }
+  return hit;
+}
+
+/* The nearest item within two pixels of data-area x @px, single events
+ * and materializations preferred. */
+static const CowscopeTimelineItem *
+hit_item (CowscopeTimelineWindow *window, double px)
+{
+  guint n;
+  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (window, &n);
+  const CowscopeTimelineItem *hit = NULL;
+  double best = 3;
+  for (guint i = 0; i < n; i++)
+    {
+      double d = fabs (items[i].pixel + 0.5 - px) + (items[i].count > 1 ? 0.5 : 0)
+                 - (cowscope_lane_kind_is_box (items[i].kind) ? 0.75 : 0);
+      if (d < best)
+        best = d, hit = &items[i];
+    }
+  return hit;
+}
+
+/* What is under widget (x, y) in the cached lane windows: a counter
+ * sample, a span (a user range in a thread lane's range rows), or the
+ * nearest item. */
 static Hit
 hit_test (CowscopeTimelineView *self, double x, double y)
 {
@@ -910,135 +436,24 @@ hit_test (CowscopeTimelineView *self, double x, double y)
   ensure_lane_window (self, lane);
   double px = x - GUTTER_WIDTH;
   double ly = y - RULER_HEIGHT + scroll_y (self) - lane->y;
-  gint64 t0 = cowscope_timeline_window_get_start (lane->window);
-  gint64 t1 = cowscope_timeline_window_get_end (lane->window);
-  int width = (int) cowscope_timeline_window_get_width (lane->window);
-  double nspp = (double) (t1 - t0) / width;
-  guint n;
-
   if (lane->kind == COWSCOPE_LANE_COUNTER)
     {
-      const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (lane->window, &n);
-      for (guint i = 0; i < n; i++)
-        if (samples[i].pixel == (guint16) px)
-          hit.sample = &samples[i];
+      hit.sample = hit_sample (lane->window, px);
       return hit;
     }
-
-  gboolean in_ranges = lane->kind == COWSCOPE_LANE_THREAD && ly >= RANGE_ROW_Y - 1;
-  /* Spans first: the innermost (shortest) one under the pointer. */
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (lane->window, &n);
-  for (guint i = 0; i < n; i++)
-    {
-      const CowscopeTimelineItem *s = &spans[i];
-      if ((s->kind == COWSCOPE_ITEM_RANGE) != in_ranges)
-        continue;
-      float sx, sw;
-      span_px (s, t0, nspp, width, &sx, &sw);
-      if (px >= sx - 1 && px < sx + sw + 1
-          && (hit.item == NULL || s->end_ns - s->start_ns < hit.item->end_ns - hit.item->start_ns))
-        hit.item = s, hit.is_span = TRUE;
-    }
-  if (hit.item != NULL || in_ranges)
-    return hit;
-  /* Then the nearest item within two pixels, single events preferred. */
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (lane->window, &n);
-  double best = 3;
-  for (guint i = 0; i < n; i++)
-    {
-      double d = fabs (items[i].pixel + 0.5 - px) + (items[i].count > 1 ? 0.5 : 0)
-                 - (is_box_kind (items[i].kind) ? 0.75 : 0);
-      if (d < best)
-        best = d, hit.item = &items[i];
-    }
+  gboolean in_ranges = lane->kind == COWSCOPE_LANE_THREAD && ly >= COWSCOPE_LANE_RANGE_ROW_Y - 1;
+  hit.item = hit_span (lane->window, px, in_ranges);
+  hit.is_span = hit.item != NULL;
+  if (hit.item == NULL && !in_ranges)
+    hit.item = hit_item (lane->window, px);
   return hit;
 }
 
-/* ---- snapshot --------------------------------------------------------------------- */
+/* ---- what is drawn over the lanes ----------------------------------------------- */
 
-/* Draws the time ruler (ticks every 1, 2 or 5 × 10^k ns, at least ~100 px
- * apart, labelled relative to the session start). */
+/* Outlines the events of the highlighted objects in thread lane @lane. */
 static void
-draw_ruler (CowscopeTimelineView *self, GtkSnapshot *snapshot, gint64 t0, gint64 t1, int w)
-{
-  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-  gint64 origin = cowscope_session_document_get_start_ns (doc);
-  GdkRGBA bg = self->dark ? (GdkRGBA) { 0.19f, 0.19f, 0.21f, 1 } : (GdkRGBA) { 0.96f, 0.96f, 0.97f, 1 };
-  GdkRGBA line = fg (self, 0.15f), tick = fg (self, 0.35f), text = fg (self, 0.7f);
-  rect (snapshot, &bg, 0, 0, w, RULER_HEIGHT);
-  rect (snapshot, &line, 0, RULER_HEIGHT - 1, w, 1);
-
-  int dw = data_width (self);
-  double min_step = (double) (t1 - t0) / dw * 100.0;
-  gint64 step = 1;
-  for (gint64 p = 1; p < G_MAXINT64 / 10; p *= 10)
-    {
-      if ((double) p >= min_step) { step = p; break; }
-      if ((double) (2 * p) >= min_step) { step = 2 * p; break; }
-      if ((double) (5 * p) >= min_step) { step = 5 * p; break; }
-    }
-  gint64 rel0 = t0 - origin;
-  gint64 first = rel0 >= 0 ? (rel0 + step - 1) / step * step : -((-rel0) / step * step);
-  for (gint64 rel = first; origin + rel < t1; rel += step)
-    {
-      double x = cowscope_timeline_view_time_to_x (self, origin + rel);
-      rect (snapshot, &tick, (float) floor (x), RULER_HEIGHT - 8, 1, 7);
-      g_autofree char *label = format_tick (rel, step);
-      pango_layout_set_text (self->layout, label, -1);
-      gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT ((float) floor (x) + 4, 4));
-      gtk_snapshot_append_layout (snapshot, self->layout, &text);
-      gtk_snapshot_restore (snapshot);
-    }
-  /* The gutter corner: how much is shown. */
-  g_autofree char *span = format_duration (t1 - t0);
-  g_autofree char *shown = g_strdup_printf (_("%s shown"), span);
-  rect (snapshot, &bg, 0, 0, GUTTER_WIDTH, RULER_HEIGHT - 1);
-  pango_layout_set_text (self->layout, shown, -1);
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (10, 4));
-  gtk_snapshot_append_layout (snapshot, self->layout, &text);
-  gtk_snapshot_restore (snapshot);
-}
-
-/* Outlines the selected event @seq where thread lane @lane shows it on
- * its own (not merged into a pixel with others). */
-static void
-draw_selected (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane, gint64 seq,
-               const GdkRGBA *color)
-{
-  if (lane->window == NULL || lane->kind != COWSCOPE_LANE_THREAD)
-    return;
-  gint64 t0 = cowscope_timeline_window_get_start (lane->window);
-  gint64 t1 = cowscope_timeline_window_get_end (lane->window);
-  int width = (int) cowscope_timeline_window_get_width (lane->window);
-  double nspp = (double) (t1 - t0) / width;
-  guint n;
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (lane->window, &n);
-  for (guint i = 0; i < n; i++)
-    if (spans[i].id == seq && spans[i].kind != COWSCOPE_ITEM_RANGE)
-      {
-        float x, w;
-        span_px (&spans[i], t0, nspp, width, &x, &w);
-        outline (snapshot, color, GUTTER_WIDTH + x - 2, lane->y + EVENT_ROW_Y - 2, w + 4,
-                 EVENT_ROW_HEIGHT + 4, 2);
-        return;
-      }
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (lane->window, &n);
-  for (guint i = 0; i < n; i++)
-    if (items[i].count == 1 && items[i].id == seq)
-      {
-        outline (snapshot, color, GUTTER_WIDTH + items[i].pixel - 3, lane->y + EVENT_ROW_Y - 2,
-                 7, EVENT_ROW_HEIGHT + 4, 2);
-        return;
-      }
-}
-
-/* Outlines, in thread lane @lane, the events of the highlighted objects:
- * by time, so one is seen even where it shares a pixel with others. */
-static void
-draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane,
-                  const GdkRGBA *color)
+draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane)
 {
   if (lane->kind != COWSCOPE_LANE_THREAD || self->highlighted == NULL)
     return;
@@ -1048,63 +463,74 @@ draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane,
   for (guint i = 0; i < self->highlighted->len; i++)
     {
       const CowscopeObjectEvent *ev = &g_array_index (self->highlighted, CowscopeObjectEvent, i);
-      if (ev->pid != pid || ev->tid != tid)
-        continue;
-      double x0 = cowscope_timeline_view_time_to_x (self, ev->start_ns);
-      double x1 = cowscope_timeline_view_time_to_x (self, ev->end_ns);
-      if (x1 < GUTTER_WIDTH || x0 > w)
-        continue;
-      x0 = MAX (x0, GUTTER_WIDTH + 3);
-      x1 = MIN (x1, w - 3);
-      float x = (float) floor (x0) - 3, width = (float) MAX (ceil (x1) - floor (x0), 1) + 6;
-      outline (snapshot, color, x, lane->y + EVENT_ROW_Y - 2, width, EVENT_ROW_HEIGHT + 4, 2);
+      if (ev->pid == pid && ev->tid == tid)
+        cowscope_overlay_highlighted (snapshot, cowscope_timeline_view_time_to_x (self, ev->start_ns),
+                                      cowscope_timeline_view_time_to_x (self, ev->end_ns),
+                                      GUTTER_WIDTH, w, lane->y, &self->palette.highlight);
     }
 }
 
-/* Draws the totals box of the selected range at the top of the lanes. */
+/* Draws the visible lanes (stripes, gutter, cached nodes) and their
+ * outlines, scrolled, below the ruler. */
 static void
-draw_totals (CowscopeTimelineView *self, GtkSnapshot *snapshot, double x0, double x1, int w,
-             int h, gint64 r0, gint64 r1)
+draw_lanes (CowscopeTimelineView *self, GtkSnapshot *snapshot, int w, int h)
 {
-  g_autofree char *dur = format_duration (r1 - r0);
-  g_autofree char *text = NULL;
-  if (self->totals_valid)
-    {
-      g_autofree char *bytes = g_format_size (self->totals.bytes_copied);
-      g_autofree char *events = format_number (self->totals.events);
-      g_autofree char *copies = format_number (self->totals.copies);
-      g_autofree char *steals = format_number (self->totals.steals);
-      g_autofree char *clones = format_number (self->totals.lazy_clones);
-      /* Translators: the totals of a selected time range */
-      text = g_strdup_printf (_("Selection: %s · Events: %s\n"
-                                "Copies: %s (%s) · Steals: %s · Lazy clones: %s"),
-                              dur, events, copies, bytes, steals, clones);
-    }
-  else
-    text = g_strdup_printf (_("Selection: %s\nCounting…"), dur);
-  pango_layout_set_text (self->layout, text, -1);
-  int lw, lh;
-  pango_layout_get_pixel_size (self->layout, &lw, &lh);
-  float bw = lw + 16, bh = lh + 10;
-  float bx = (float) CLAMP ((x0 + x1) / 2 - bw / 2, GUTTER_WIDTH + 2, MAX (w - bw - 2, GUTTER_WIDTH + 2));
-  float by = RULER_HEIGHT + 6;
-  if (by + bh > h)
-    return;
-  GskRoundedRect box;
-  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (bx, by, bw, bh), 6);
-  GdkRGBA bg = self->dark ? (GdkRGBA) { 0.12f, 0.12f, 0.14f, 0.92f }
-                          : (GdkRGBA) { 1, 1, 1, 0.94f };
-  GdkRGBA border = fg (self, 0.2f), color = fg (self, 0.9f);
-  gtk_snapshot_push_rounded_clip (snapshot, &box);
-  rect (snapshot, &bg, bx, by, bw, bh);
-  gtk_snapshot_pop (snapshot);
-  const float widths[4] = { 1, 1, 1, 1 };
-  const GdkRGBA colors[4] = { border, border, border, border };
-  gtk_snapshot_append_border (snapshot, &box, widths, colors);
+  const CowscopeTimelinePalette *palette = &self->palette;
+  int sy = scroll_y (self), dw = data_width (self);
+  GdkRGBA stripe = cowscope_timeline_palette_fg (palette, 0.03f);
+  GdkRGBA sep = cowscope_timeline_palette_fg (palette, 0.08f);
+  GdkRGBA sel_color = cowscope_timeline_palette_fg (palette, 0.95f);
+  gint64 selected = cowscope_view_state_get_selected_seq (self->state);
+
+  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, RULER_HEIGHT, w, h - RULER_HEIGHT));
   gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bx + 8, by + 5));
-  gtk_snapshot_append_layout (snapshot, self->layout, &color);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, RULER_HEIGHT - sy));
+  for (guint i = 0; i < self->lanes->len; i++)
+    {
+      Lane *lane = self->lanes->pdata[i];
+      if (lane->y + lane->height <= sy || lane->y >= sy + h - RULER_HEIGHT)
+        continue;
+      if (i % 2 == 1)
+        cowscope_paint_rect (snapshot, &stripe, 0, lane->y, w, lane->height);
+      cowscope_paint_rect (snapshot,
+                           lane->kind == COWSCOPE_LANE_PROCESS ? &palette->process_gutter
+                                                               : &palette->gutter,
+                           0, lane->y, GUTTER_WIDTH, lane->height);
+      cowscope_paint_rect (snapshot, &sep, 0, lane->y + lane->height - 1, w, 1);
+      ensure_lane_node (self, lane);
+      ensure_title_node (self, lane);
+      gtk_snapshot_save (snapshot);
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, lane->y));
+      gtk_snapshot_append_node (snapshot, lane->title_node);
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (GUTTER_WIDTH, 0, dw, lane->height));
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (GUTTER_WIDTH, 0));
+      gtk_snapshot_append_node (snapshot, lane->node);
+      gtk_snapshot_pop (snapshot);
+      gtk_snapshot_restore (snapshot);
+      draw_highlighted (self, snapshot, lane);
+      if (selected >= 0 && lane->kind == COWSCOPE_LANE_THREAD)
+        cowscope_overlay_selected (snapshot, lane->window, selected, GUTTER_WIDTH, lane->y,
+                                   &sel_color);
+    }
+  cowscope_paint_rect (snapshot, &sep, GUTTER_WIDTH - 1, sy, 1, h);
   gtk_snapshot_restore (snapshot);
+  gtk_snapshot_pop (snapshot);
+}
+
+/* The hover: a faint line at the pointer and the outline of what it is
+ * over. */
+static void
+draw_hover (CowscopeTimelineView *self, GtkSnapshot *snapshot, int h)
+{
+  GdkRGBA line = cowscope_timeline_palette_fg (&self->palette, 0.25f);
+  cowscope_paint_rect (snapshot, &line, (float) floor (self->pointer_x), 0, 1, h);
+  Hit hit = hit_test (self, self->pointer_x, self->pointer_y);
+  if (hit.item == NULL)
+    return;
+  Lane *lane = self->lanes->pdata[hit.lane];
+  GdkRGBA color = cowscope_timeline_palette_fg (&self->palette, 0.8f);
+  cowscope_overlay_hover (snapshot, lane->window, hit.item, hit.is_span, lane->kind, lane->height,
+                          GUTTER_WIDTH, RULER_HEIGHT - scroll_y (self) + lane->y, &color);
 }
 
 /* Main loop, after the frame: emits ::query-error. */
@@ -1136,8 +562,8 @@ check_query_error (CowscopeTimelineView *self)
                                                 NULL);
 }
 
-/* Draws the lanes (cached nodes), then the selection, cursor, hover and
- * ruler on top. */
+/* Draws the lanes (cached nodes), then the selected range, the hover and
+ * the cursor, the ruler on top of them, and the range's totals. */
 static void
 cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -1147,209 +573,58 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (!visible (self, &t0, &t1) || self->lanes == NULL || w <= GUTTER_WIDTH)
     return;
   self->frame_count++;
-
-  int dw = data_width (self);
   validate_cache (self);
-  GdkRGBA colors[COWSCOPE_N_ITEM_KINDS];
-  for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
-    color_from (kind_colors[k][self->dark], &colors[k]);
 
-  int sy = scroll_y (self);
-  GdkRGBA stripe = fg (self, 0.03f), sep = fg (self, 0.08f);
-  GdkRGBA gutter = self->dark ? (GdkRGBA) { 0.16f, 0.16f, 0.18f, 1 }
-                              : (GdkRGBA) { 0.98f, 0.98f, 0.98f, 1 };
-  GdkRGBA header = self->dark ? (GdkRGBA) { 0.22f, 0.22f, 0.25f, 1 }
-                              : (GdkRGBA) { 0.92f, 0.92f, 0.93f, 1 };
-  gint64 selected = cowscope_view_state_get_selected_seq (self->state);
-  GdkRGBA sel_color = fg (self, 0.95f);
-  GdkRGBA hl_color;
-  color_from (HIGHLIGHT_COLOR, &hl_color);
-
-
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, RULER_HEIGHT, w, h - RULER_HEIGHT));
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, RULER_HEIGHT - sy));
-  for (guint i = 0; i < self->lanes->len; i++)
-    {
-      Lane *lane = self->lanes->pdata[i];
-      if (lane->y + lane->height <= sy || lane->y >= sy + h - RULER_HEIGHT)
-        continue;
-      if (i % 2 == 1)
-        rect (snapshot, &stripe, 0, lane->y, w, lane->height);
-      rect (snapshot, lane->kind == COWSCOPE_LANE_PROCESS ? &header : &gutter, 0, lane->y,
-            GUTTER_WIDTH, lane->height);
-      rect (snapshot, &sep, 0, lane->y + lane->height - 1, w, 1);
-      ensure_lane_node (self, lane, colors);
-      ensure_title_node (self, lane);
-      gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, lane->y));
-      gtk_snapshot_append_node (snapshot, lane->title_node);
-      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (GUTTER_WIDTH, 0, dw, lane->height));
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (GUTTER_WIDTH, 0));
-      gtk_snapshot_append_node (snapshot, lane->node);
-      gtk_snapshot_pop (snapshot);
-      gtk_snapshot_restore (snapshot);
-      draw_highlighted (self, snapshot, lane, &hl_color);
-      if (selected >= 0)
-        draw_selected (self, snapshot, lane, selected, &sel_color);
-    }
-  rect (snapshot, &sep, GUTTER_WIDTH - 1, sy, 1, h);
-  gtk_snapshot_restore (snapshot);
-  gtk_snapshot_pop (snapshot);
+  draw_lanes (self, snapshot, w, h);
   check_query_error (self);
 
-  /* Selected range. */
   gint64 r0 = cowscope_view_state_get_range_start (self->state);
   gint64 r1 = cowscope_view_state_get_range_end (self->state);
-  GdkRGBA acc = accent (self);
-  if (r0 >= 0 && r1 > r0 && r1 > t0 && r0 < t1)
-    {
-      double x0 = MAX (cowscope_timeline_view_time_to_x (self, r0), GUTTER_WIDTH);
-      double x1 = MIN (cowscope_timeline_view_time_to_x (self, r1), w);
-      GdkRGBA fill = with_alpha (&acc, 0.15f), edge = with_alpha (&acc, 0.8f);
-      rect (snapshot, &fill, (float) x0, 0, (float) MAX (x1 - x0, 1), h);
-      rect (snapshot, &edge, (float) x0, 0, 1, h);
-      rect (snapshot, &edge, (float) x1 - 1, 0, 1, h);
-    }
-
-  /* Hover: a faint line and the item's outline. */
+  gboolean range_shown = r0 >= 0 && r1 > r0 && r1 > t0 && r0 < t1;
+  if (range_shown)
+    cowscope_overlay_range (snapshot, &self->palette, cowscope_timeline_view_time_to_x (self, r0),
+                            cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w, h);
   if (self->pointer_inside && self->pointer_x >= GUTTER_WIDTH && self->drag_mode != DRAG_PAN)
-    {
-      GdkRGBA hover = fg (self, 0.25f);
-      rect (snapshot, &hover, (float) floor (self->pointer_x), 0, 1, h);
-      Hit hit = hit_test (self, self->pointer_x, self->pointer_y);
-      if (hit.item != NULL)
-        {
-          Lane *lane = self->lanes->pdata[hit.lane];
-          float ly = RULER_HEIGHT - sy + lane->y;
-          GdkRGBA hc = fg (self, 0.8f);
-          if (hit.is_span)
-            {
-              double nspp = (double) (t1 - t0) / dw;
-              float x, sw;
-              span_px (hit.item, t0, nspp, dw, &x, &sw);
-              gboolean range = hit.item->kind == COWSCOPE_ITEM_RANGE;
-              float y = range ? RANGE_ROW_Y - 1 : EVENT_ROW_Y - 1;
-              outline (snapshot, &hc, GUTTER_WIDTH + x - 1, ly + y,
-                       sw + 2, range ? lane->height - RANGE_ROW_Y : EVENT_ROW_HEIGHT + 2, 1);
-            }
-          else
-            outline (snapshot, &hc, GUTTER_WIDTH + hit.item->pixel - 2, ly + EVENT_ROW_Y - 1, 5,
-                     (lane->kind == COWSCOPE_LANE_CUDA_STREAM ? lane->height - 2 * EVENT_ROW_Y
-                                                             : EVENT_ROW_HEIGHT) + 2, 1);
-        }
-    }
-
+    draw_hover (self, snapshot, h);
   /* The cursor: the instant the sharing graph shows. */
   gint64 cursor = cowscope_view_state_get_cursor (self->state);
   if (cursor >= t0 && cursor <= t1)
     {
       double x = cowscope_timeline_view_time_to_x (self, cursor);
-      rect (snapshot, &acc, (float) floor (x) - 1, 0, 2, h);
+      cowscope_paint_rect (snapshot, &self->palette.accent, (float) floor (x) - 1, 0, 2, h);
     }
 
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, w, RULER_HEIGHT));
-  draw_ruler (self, snapshot, t0, t1, w);
-  if (cursor >= t0 && cursor <= t1)
+  gtk_widget_snapshot_child (widget, self->ruler, snapshot);
+  if (range_shown)
     {
-      double x = cowscope_timeline_view_time_to_x (self, cursor);
-      rect (snapshot, &acc, (float) floor (x) - 4, RULER_HEIGHT - 5, 8, 5);
+      g_autofree char *text =
+        cowscope_timeline_format_range (r0, r1, self->totals_valid ? &self->totals : NULL);
+      cowscope_overlay_range_box (snapshot, self->layout, &self->palette, text,
+                                  cowscope_timeline_view_time_to_x (self, r0),
+                                  cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w,
+                                  RULER_HEIGHT + 6, h);
     }
-  gtk_snapshot_pop (snapshot);
-
-  if (r0 >= 0 && r1 > r0 && r1 > t0 && r0 < t1)
-    draw_totals (self, snapshot, cowscope_timeline_view_time_to_x (self, r0),
-                 cowscope_timeline_view_time_to_x (self, r1), w, h, r0, r1);
 }
 
-/* ---- range totals (GTask thread) ----------------------------------------------------- */
+/* ---- range totals ------------------------------------------------------------------ */
 
-typedef struct {
-  GPtrArray *lanes;   /* CowscopeTimelineLane, thread lanes */
-  gint64 t0, t1;
-} TotalsJob;
-
-/* Frees a TotalsJob. */
-static void
-totals_job_free (gpointer data)
-{
-  TotalsJob *job = data;
-  g_ptr_array_unref (job->lanes);
-  g_free (job);
-}
-
-/* Adds the items of [t0, t1) in @lane to @totals, refining every bucket
- * (several events in one pixel) with a finer query until single events
- * remain; a bucket of events sharing one nanosecond counts as its
- * dominant kind.  FALSE when cancelled. */
-static gboolean
-count_window (CowscopeTimelineLane *lane, gint64 t0, gint64 t1, guint width,
-              CowscopeRangeTotals *totals, GCancellable *cancellable, guint depth)
-{
-  if (g_cancellable_is_cancelled (cancellable))
-    return FALSE;
-  g_autoptr (CowscopeTimelineWindow) win = cowscope_timeline_lane_query (lane, t0, t1, width);
-  guint n;
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n);
-  for (guint i = 0; i < n; i++)
-    {
-      const CowscopeTimelineItem *it = &items[i];
-      if (it->count > 1 && it->end_ns - it->start_ns > 1 && depth < 32)
-        {
-          guint sub = (guint) MIN ((guint64) it->count * 4, 65535);
-          sub = (guint) MIN ((gint64) sub, it->end_ns - it->start_ns);
-          if (!count_window (lane, it->start_ns, it->end_ns, MAX (sub, 2), totals, cancellable,
-                             depth + 1))
-            return FALSE;
-          continue;
-        }
-      totals->events += it->count;
-      switch (it->kind)
-        {
-        case COWSCOPE_ITEM_COPY:
-          totals->copies += it->count;
-          totals->bytes_copied += it->bytes;
-          break;
-        case COWSCOPE_ITEM_STEAL: totals->steals += it->count; break;
-        case COWSCOPE_ITEM_LAZY_CLONE: totals->lazy_clones += it->count; break;
-        default: break;
-        }
-    }
-  return TRUE;
-}
-
-/* The GTask thread: counts the range over every thread lane. */
-static void
-totals_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  TotalsJob *job = task_data;
-  CowscopeRangeTotals *totals = g_new0 (CowscopeRangeTotals, 1);
-  for (guint i = 0; i < job->lanes->len; i++)
-    if (!count_window (job->lanes->pdata[i], job->t0, job->t1, 4096, totals, cancellable, 0))
-      {
-        g_free (totals);
-        g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
-        return;
-      }
-  g_task_return_pointer (task, totals, g_free);
-}
-
-/* Back in the main thread: shows the totals (unless cancelled). */
+/* The model counted the range (unless cancelled): show the totals. */
 static void
 totals_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (source);
-  g_autofree CowscopeRangeTotals *totals = g_task_propagate_pointer (G_TASK (result), NULL);
-  if (totals == NULL)
-    return;
-  self->totals = *totals;
+  CowscopeRangeTotals totals;
+  g_autoptr (GError) error = NULL;
+  if (!cowscope_range_totals_count_finish (result, &totals, &error))
+    return; /* cancelled: a newer range, or the view went away */
+  CowscopeTimelineView *self = user_data;
+  self->totals = totals;
   self->totals_valid = TRUE;
   check_query_error (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* Starts counting the view state's range in a thread (cancelling any
- * count still running). */
+/* Starts counting the view state's range (cancelling any count still
+ * running). */
 static gboolean
 start_totals (gpointer user_data)
 {
@@ -1358,26 +633,15 @@ start_totals (gpointer user_data)
   g_cancellable_cancel (self->totals_cancellable);
   g_clear_object (&self->totals_cancellable);
   self->totals_valid = FALSE;
-  if (self->state == NULL || self->lanes == NULL)
+  if (self->state == NULL)
     return G_SOURCE_REMOVE;
   gint64 r0 = cowscope_view_state_get_range_start (self->state);
   gint64 r1 = cowscope_view_state_get_range_end (self->state);
   if (r0 < 0 || r1 <= r0)
     return G_SOURCE_REMOVE;
-  TotalsJob *job = g_new0 (TotalsJob, 1);
-  job->lanes = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < self->lanes->len; i++)
-    {
-      Lane *lane = self->lanes->pdata[i];
-      if (lane->kind == COWSCOPE_LANE_THREAD)
-        g_ptr_array_add (job->lanes, g_object_ref (lane->lane));
-    }
-  job->t0 = r0, job->t1 = r1;
   self->totals_cancellable = g_cancellable_new ();
-  g_autoptr (GTask) task = g_task_new (self, self->totals_cancellable, totals_done, NULL);
-  g_task_set_source_tag (task, start_totals);
-  g_task_set_task_data (task, job, totals_job_free);
-  g_task_run_in_thread (task, totals_thread);
+  cowscope_range_totals_count_async (cowscope_view_state_get_document (self->state), r0, r1,
+                                     self->totals_cancellable, totals_done, self);
   return G_SOURCE_REMOVE;
 }
 
@@ -1388,7 +652,7 @@ range_changed (CowscopeTimelineView *self)
   self->totals_valid = FALSE;
   g_cancellable_cancel (self->totals_cancellable);
   if (self->totals_source == 0)
-    self->totals_source = g_timeout_add (60, start_totals, self);
+    self->totals_source = g_timeout_add (TOTALS_DELAY_MS, start_totals, self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -1658,63 +922,14 @@ query_tooltip_cb (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip
   if (self->state == NULL || keyboard)
     return FALSE;
   Hit hit = hit_test (self, x, y);
-  if (hit.lane < 0)
+  if (hit.lane < 0 || (hit.sample == NULL && hit.item == NULL))
     return FALSE;
   Lane *lane = self->lanes->pdata[hit.lane];
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
   gint64 origin = cowscope_session_document_get_start_ns (doc);
-  g_autofree char *text = NULL;
-  if (hit.sample != NULL)
-    {
-      CowscopeCounterKind counter = cowscope_timeline_lane_get_counter (lane->lane);
-      g_autofree char *at = format_duration (hit.sample->end_ns - origin);
-      g_autofree char *last = format_counter (counter, hit.sample->last);
-      g_autofree char *lo = format_counter (counter, hit.sample->min);
-      g_autofree char *hi = format_counter (counter, hit.sample->max);
-      text = g_strdup_printf (_("%s: %s at %s\n(%s to %s within this pixel)"),
-                              cowscope_timeline_lane_get_title (lane->lane), last, at, lo, hi);
-    }
-  else if (hit.item != NULL)
-    {
-      const CowscopeTimelineItem *it = hit.item;
-      g_autofree char *at = format_duration (it->start_ns - origin);
-      if (it->count > 1)
-        {
-          g_autofree char *span = format_duration (it->end_ns - it->start_ns);
-          g_autofree char *count = format_number (it->count);
-          text = g_strdup_printf (ngettext ("%s event in %s at %s, mostly “%s”\nZoom in to see them",
-                                            "%s events in %s at %s, mostly “%s”\nZoom in to see them",
-                                            it->count),
-                                  count, span, at, kind_name (it->kind));
-        }
-      else
-        {
-          GString *s = g_string_new (kind_name (it->kind));
-          if (it->end_ns > it->start_ns)
-            {
-              g_autofree char *dur = format_duration (it->end_ns - it->start_ns);
-              g_string_append_printf (s, _(", %s"), dur);
-            }
-          if (it->bytes > 0)
-            {
-              g_autofree char *bytes = g_format_size (it->bytes);
-              g_string_append_printf (s, _(", %s"), bytes);
-            }
-          g_string_append_c (s, '\n');
-          g_string_append_printf (s, _("At %s"), at);
-          if (lane->kind == COWSCOPE_LANE_THREAD && it->kind != COWSCOPE_ITEM_RANGE)
-            {
-              g_autofree char *seq = format_number ((guint64) it->id);
-              g_string_append_printf (s, _(" · event %s"), seq);
-            }
-          g_string_append_c (s, '\n');
-          g_string_append (s, it->kind == COWSCOPE_ITEM_RANGE ? _("Click to select this range")
-                                                              : _("Click to select"));
-          text = g_string_free (s, FALSE);
-        }
-    }
-  else
-    return FALSE;
+  g_autofree char *text =
+    hit.sample != NULL ? cowscope_timeline_format_sample_tooltip (lane->lane, hit.sample, origin)
+                       : cowscope_timeline_format_item_tooltip (lane->lane, hit.item, origin);
   gtk_tooltip_set_text (tooltip, text);
   return TRUE;
 }
@@ -1770,12 +985,14 @@ highlights_cb (CowscopeViewState *state, CowscopeTimelineView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* The theme switched between light and dark: redraw every lane. */
+/* The theme or the dark style changed: the colours are looked up again
+ * at the next frame (and the lanes redrawn if they differ). */
 static void
-dark_cb (AdwStyleManager *manager, GParamSpec *pspec, CowscopeTimelineView *self)
+cowscope_timeline_view_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
 {
-  self->dark = adw_style_manager_get_dark (manager);
-  invalidate (self, TRUE);
+  GTK_WIDGET_CLASS (cowscope_timeline_view_parent_class)->css_changed (widget, change);
+  COWSCOPE_TIMELINE_VIEW (widget)->palette_stale = TRUE;
+  gtk_widget_queue_draw (widget);
 }
 
 /* The vertical scroll moved. */
@@ -1833,11 +1050,16 @@ cowscope_timeline_view_measure (GtkWidget *widget, GtkOrientation orientation, i
     }
 }
 
-/* New size: the adjustment's page follows. */
+/* New size: the ruler spans the top, the adjustment's page follows. */
 static void
 cowscope_timeline_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
-  update_adjustment (COWSCOPE_TIMELINE_VIEW (widget));
+  CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
+  /* The lanes start RULER_HEIGHT down: the ruler gets exactly that (it
+   * asks for no more), measured first as GTK expects of a parent. */
+  gtk_widget_measure (self->ruler, GTK_ORIENTATION_VERTICAL, width, NULL, NULL, NULL, NULL);
+  gtk_widget_size_allocate (self->ruler, &(GtkAllocation) { 0, 0, width, RULER_HEIGHT }, -1);
+  update_adjustment (self);
 }
 
 static void
@@ -1856,7 +1078,7 @@ cowscope_timeline_view_dispose (GObject *object)
   set_vadjustment (self, NULL);
   g_clear_object (&self->hadjustment);
   g_clear_object (&self->layout);
-  g_signal_handlers_disconnect_by_func (adw_style_manager_get_default (), dark_cb, self);
+  g_clear_pointer (&self->ruler, gtk_widget_unparent);
   G_OBJECT_CLASS (cowscope_timeline_view_parent_class)->dispose (object);
 }
 
@@ -1917,6 +1139,7 @@ cowscope_timeline_view_class_init (CowscopeTimelineViewClass *klass)
   widget_class->snapshot = cowscope_timeline_view_snapshot;
   widget_class->measure = cowscope_timeline_view_measure;
   widget_class->size_allocate = cowscope_timeline_view_size_allocate;
+  widget_class->css_changed = cowscope_timeline_view_css_changed;
 
   /**
    * CowscopeTimelineView:view-state:
@@ -1977,19 +1200,11 @@ cowscope_timeline_view_init (CowscopeTimelineView *self)
   gtk_widget_set_hexpand (widget, TRUE);
   gtk_widget_set_vexpand (widget, TRUE);
   self->cache_t0 = self->cache_t1 = -1;
+  self->palette_stale = TRUE;
   self->layout = gtk_widget_create_pango_layout (widget, NULL);
-  {
-    PangoAttrList *attrs = pango_attr_list_new ();
-    pango_attr_list_insert (attrs, pango_attr_scale_new (0.85));
-    pango_attr_list_insert (attrs, pango_attr_font_features_new ("tnum=1"));
-    pango_layout_set_attributes (self->layout, attrs);
-    pango_attr_list_unref (attrs);
-  }
-
-  AdwStyleManager *manager = adw_style_manager_get_default ();
-  self->dark = adw_style_manager_get_dark (manager);
-  self->cache_dark = self->dark;
-  g_signal_connect (manager, "notify::dark", G_CALLBACK (dark_cb), self);
+  self->ruler = cowscope_time_ruler_new ();
+  cowscope_time_ruler_set_inset (COWSCOPE_TIME_RULER (self->ruler), GUTTER_WIDTH);
+  gtk_widget_set_parent (self->ruler, widget);
 
   g_signal_connect (widget, "query-tooltip", G_CALLBACK (query_tooltip_cb), NULL);
 
@@ -2051,6 +1266,7 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
       g_signal_connect (state, "notify", G_CALLBACK (state_notify_cb), self);
       g_signal_connect (state, "highlights-changed", G_CALLBACK (highlights_cb), self);
     }
+  cowscope_time_ruler_set_view_state (COWSCOPE_TIME_RULER (self->ruler), state);
   highlights_cb (state, self);
   self->cache_t0 = self->cache_t1 = -1;
   rebuild_lanes (self);
@@ -2114,14 +1330,15 @@ cowscope_timeline_view_get_range_totals (CowscopeTimelineView *self, CowscopeRan
   return TRUE;
 }
 
-/* The colour of @kind in the current theme. */
+/* The colour of @kind in the current style. */
 void
 cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemKind kind,
                                        GdkRGBA *color)
 {
   g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
   g_return_if_fail (kind < COWSCOPE_N_ITEM_KINDS);
-  color_from (kind_colors[kind][self->dark], color);
+  refresh_palette (self);
+  *color = self->palette.kinds[kind];
 }
 
 /* The events outlined for the highlighted objects; FALSE while finding. */

@@ -1,13 +1,17 @@
 /* cowscope-timeline-view.h — the copy timeline.
  *
- * A time ruler over one lane per counter track (bytes allocated, bytes
- * shared lazily, live storages), per thread and per CUDA stream of the
- * session.  It draws only the visible window of its CowscopeViewState,
- * asking each lane for items aggregated at the widget's pixel width, and
- * caches each lane's render node until the window, the width or the theme
- * changes.  It follows and changes the view state: zoom and pan set the
- * visible window, a click selects an event and moves the cursor, a drag on
- * the ruler (or with Shift) selects a range whose totals it shows.
+ * A time ruler (CowscopeTimeRuler, a child) over one lane per counter
+ * track (bytes allocated, bytes shared lazily, live storages), per process
+ * of a multi-process session, per thread and per CUDA stream, in the
+ * session model's order (cowscope-lane-order.h).  It draws only the
+ * visible window of its CowscopeViewState, asking each lane for items
+ * aggregated at the widget's pixel width, and caches the render node each
+ * lane's painter (cowscope-lane-painter.h) makes until the window, the
+ * width or the colours (named colours of the style sheet) change.  It
+ * follows and changes the view state: zoom and pan set the visible window,
+ * a click selects an event and moves the cursor, a drag on the ruler (or
+ * with Shift) selects a range whose totals (cowscope-range-totals.h) it
+ * shows.
  *
  * Actions: timeline.zoom-in (+), timeline.zoom-out (−), timeline.zoom-reset
  * (0), timeline.pan-left (←), timeline.pan-right (→), timeline.zoom-to-range
@@ -20,6 +24,7 @@
 
 #include <gtk/gtk.h>
 
+#include "cowscope-range-totals.h"
 #include "cowscope-timeline-lane.h"
 #include "cowscope-view-state.h"
 
@@ -28,15 +33,6 @@ G_BEGIN_DECLS
 #define COWSCOPE_TYPE_TIMELINE_VIEW (cowscope_timeline_view_get_type ())
 G_DECLARE_FINAL_TYPE (CowscopeTimelineView, cowscope_timeline_view, COWSCOPE, TIMELINE_VIEW,
                       GtkWidget)
-
-/* What a selected range holds, over every thread lane. */
-typedef struct {
-  guint64 events;        /* engine events starting in the range */
-  guint64 copies;        /* materializations that copied (their end event) */
-  guint64 bytes_copied;
-  guint64 steals;        /* materializations that stole */
-  guint64 lazy_clones;   /* lazy clones (not eager copies) */
-} CowscopeRangeTotals;
 
 GtkWidget *cowscope_timeline_view_new (void);
 

@@ -5,6 +5,7 @@
 #include <locale.h>
 
 #include "cowscope-application.h"
+#include "cowscope-install-dirs.h"
 
 /* Returns the application's exit status. */
 int
@@ -12,9 +13,12 @@ main (int   argc,
       char *argv[])
 {
   g_autoptr(CowscopeApplication) app = NULL;
+  g_autofree char *localedir = cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_LOCALE, NULL);
 
   setlocale (LC_ALL, "");
-  bindtextdomain (GETTEXT_PACKAGE, LOCALEDIR);
+  if (localedir == NULL)
+    localedir = cowscope_install_dirs_configured (COWSCOPE_INSTALL_DIR_LOCALE, NULL);
+  bindtextdomain (GETTEXT_PACKAGE, localedir);
   bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
   textdomain (GETTEXT_PACKAGE);
 

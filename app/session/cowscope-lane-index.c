@@ -28,6 +28,7 @@ struct _CowscopeLaneIndex {
   gboolean sorted;
   guint32 *kind_prefix; /* (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS */
   guint64 *bytes_prefix; /* n_blocks + 1 */
+  guint64 *kind_bytes_prefix; /* (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS */
   GArray *spans[N_CLASSES];
 };
 
@@ -52,6 +53,7 @@ cowscope_lane_index_free (CowscopeLaneIndex *index)
   g_free (index->bytes);
   g_free (index->kind_prefix);
   g_free (index->bytes_prefix);
+  g_free (index->kind_bytes_prefix);
   for (guint k = 0; k < N_CLASSES; k++)
     g_clear_pointer (&index->spans[k], g_array_unref);
   g_free (index);
@@ -158,15 +160,21 @@ cowscope_lane_index_finish (CowscopeLaneIndex *index)
   gsize n_blocks = index->n >> BLOCK_SHIFT;
   index->kind_prefix = g_new0 (guint32, (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS);
   index->bytes_prefix = g_new0 (guint64, n_blocks + 1);
+  index->kind_bytes_prefix = g_new0 (guint64, (n_blocks + 1) * COWSCOPE_N_ITEM_KINDS);
   for (gsize b = 0; b < n_blocks; b++)
     {
       guint32 *prev = index->kind_prefix + b * COWSCOPE_N_ITEM_KINDS;
       guint32 *next = prev + COWSCOPE_N_ITEM_KINDS;
       memcpy (next, prev, sizeof (guint32) * COWSCOPE_N_ITEM_KINDS);
+      guint64 *prev_bytes = index->kind_bytes_prefix + b * COWSCOPE_N_ITEM_KINDS;
+      guint64 *next_bytes = prev_bytes + COWSCOPE_N_ITEM_KINDS;
+      memcpy (next_bytes, prev_bytes, sizeof (guint64) * COWSCOPE_N_ITEM_KINDS);
       guint64 bytes = index->bytes_prefix[b];
       for (gsize i = b * BLOCK; i < (b + 1) * BLOCK; i++)
         {
-          next[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
+          guint k = index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0;
+          next[k]++;
+          next_bytes[k] += index->bytes[i];
           bytes += index->bytes[i];
         }
       index->bytes_prefix[b + 1] = bytes;
@@ -254,6 +262,48 @@ accumulate (const CowscopeLaneIndex *index, gsize a, gsize b,
       counts[index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0]++;
       *bytes += index->bytes[i];
     }
+}
+
+/* Adds instant @i to @sums. */
+static inline void
+sum_instant (const CowscopeLaneIndex *index, gsize i, CowscopeKindSums *sums)
+{
+  guint k = index->kind[i] < COWSCOPE_N_ITEM_KINDS ? index->kind[i] : 0;
+  sums->count[k]++;
+  sums->bytes[k] += index->bytes[i];
+}
+
+/* Sums the instants of [t0, t1): whole blocks from the prefix sums, the
+ * partial blocks at either end instant by instant. */
+void
+cowscope_lane_index_sum (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
+                         CowscopeKindSums *sums)
+{
+  if (t1 <= t0)
+    return;
+  gsize a = lower_bound (index->ts, 0, index->n, t0);
+  gsize b = lower_bound (index->ts, a, index->n, t1);
+  gsize first_full = (a + BLOCK - 1) >> BLOCK_SHIFT;
+  gsize last_full = b >> BLOCK_SHIFT;
+  if (first_full >= last_full)
+    {
+      for (gsize i = a; i < b; i++)
+        sum_instant (index, i, sums);
+      return;
+    }
+  for (gsize i = a; i < first_full * BLOCK; i++)
+    sum_instant (index, i, sums);
+  const guint32 *lo = index->kind_prefix + first_full * COWSCOPE_N_ITEM_KINDS;
+  const guint32 *hi = index->kind_prefix + last_full * COWSCOPE_N_ITEM_KINDS;
+  const guint64 *lo_bytes = index->kind_bytes_prefix + first_full * COWSCOPE_N_ITEM_KINDS;
+  const guint64 *hi_bytes = index->kind_bytes_prefix + last_full * COWSCOPE_N_ITEM_KINDS;
+  for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
+    {
+      sums->count[k] += hi[k] - lo[k];
+      sums->bytes[k] += hi_bytes[k] - lo_bytes[k];
+    }
+  for (gsize i = last_full * BLOCK; i < b; i++)
+    sum_instant (index, i, sums);
 }
 
 /* Items per non-empty pixel, then the spans a pixel wide or more. */

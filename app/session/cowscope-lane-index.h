@@ -4,7 +4,7 @@
  * Sysprof's pattern for big captures: index, don't parse into objects.
  * Per lane the index keeps, in start order, a timestamp, an id, a kind
  * byte and a byte count per event (25 bytes an event), block prefix sums
- * every 256 events (counts per kind and bytes), and the lane's spans
+ * every 256 events (counts and bytes per kind), and the lane's spans
  * (materializations, user ranges, CUDA activity) grouped by power-of-two
  * duration so that "spans at least one pixel wide in [t0, t1)" is a few
  * binary searches.  Built once by the loader, then read-only: queries
@@ -45,6 +45,10 @@ gboolean cowscope_lane_index_get_bounds (const CowscopeLaneIndex *index,
 
 /* Number of instants with t0 <= ts < t1. */
 gsize cowscope_lane_index_count (const CowscopeLaneIndex *index, gint64 t0, gint64 t1);
+
+/* Adds the instants with t0 <= ts < t1 to @sums, per kind. */
+void cowscope_lane_index_sum (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
+                              CowscopeKindSums *sums);
 
 /* Appends to @items (CowscopeTimelineItem) one item per non-empty pixel of
  * [t0, t1) split into @width pixels: the event itself when alone in its

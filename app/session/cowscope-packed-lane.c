@@ -40,6 +40,7 @@ typedef struct {
   gsize len;
   Block *blocks;
   guint n_blocks;
+  guint64 kind_bytes[COWSCOPE_N_ITEM_KINDS]; /* of the whole chunk */
   gsize cost;           /* bytes charged to the store */
   gint64 used_us;       /* monotonic time of the last lookup (store->lock) */
   GList link;           /* in the store's LRU while the store holds it */
@@ -55,6 +56,7 @@ typedef struct {
   guint8 state;         /* CHUNK_*; state, counts and bytes: store->lock */
   guint64 bytes;
   guint32 counts[COWSCOPE_N_ITEM_KINDS];
+  guint64 kind_bytes[COWSCOPE_N_ITEM_KINDS];
 } Chunk;
 
 struct _CowscopePackedLane {
@@ -154,6 +156,7 @@ decoded_new (const CowscopeChunkStore *store, gboolean cuda, const Chunk *c, con
       b->n++;
       b->counts[kind < COWSCOPE_N_ITEM_KINDS ? kind : 0]++;
       b->bytes += bytes;
+      d->kind_bytes[kind < COWSCOPE_N_ITEM_KINDS ? kind : 0] += bytes;
     }
   if (!cowscope_packed_reader_done (&r) || d->blocks[0].first_ts != c->first_ts
       || d->blocks[d->n_blocks - 1].last_ts != c->last_ts)
@@ -351,6 +354,7 @@ store_get (CowscopeChunkStore *store, const CowscopePackedLane *lane, Chunk *c)
     {
       memset (c->counts, 0, sizeof c->counts);
       c->bytes = 0;
+      memcpy (c->kind_bytes, d->kind_bytes, sizeof c->kind_bytes);
       for (guint b = 0; b < d->n_blocks; b++)
         {
           for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
@@ -510,6 +514,59 @@ cowscope_packed_lane_count (CowscopePackedLane *lane, gint64 t0, gint64 t1)
       decoded_unref (d);
     }
   return total;
+}
+
+/* Adds chunk @c's kept totals to @sums (nothing for a damaged chunk);
+ * FALSE when they are not known yet (the chunk was never decoded). */
+static gboolean
+add_chunk_sums (CowscopePackedLane *lane, const Chunk *c, CowscopeKindSums *sums)
+{
+  g_mutex_lock (&lane->store->lock);
+  gboolean known = c->state != CHUNK_UNKNOWN;
+  if (c->state == CHUNK_SUMMED)
+    for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
+      {
+        sums->count[k] += c->counts[k];
+        sums->bytes[k] += c->kind_bytes[k];
+      }
+  g_mutex_unlock (&lane->store->lock);
+  return known;
+}
+
+/* Adds one instant to @sums. */
+static inline void
+add_instant_sums (CowscopeKindSums *sums, guint8 kind, guint64 bytes)
+{
+  guint k = kind < COWSCOPE_N_ITEM_KINDS ? kind : 0;
+  sums->count[k]++;
+  sums->bytes[k] += bytes;
+}
+
+/* Whole chunks from their kept totals (decoding a chunk once to learn
+ * them); the chunks that t0 or t1 cut, instant by instant. */
+void
+cowscope_packed_lane_sum (CowscopePackedLane *lane, gint64 t0, gint64 t1, CowscopeKindSums *sums)
+{
+  if (t1 <= t0)
+    return;
+  for (guint i = first_chunk (lane, t0); i < lane->chunks->len; i++)
+    {
+      Chunk *c = &g_array_index (lane->chunks, Chunk, i);
+      if (c->first_ts >= t1)
+        break;
+      gboolean whole = c->first_ts >= t0 && c->last_ts < t1;
+      if (whole && add_chunk_sums (lane, c, sums))
+        continue;
+      Decoded *d = store_get (lane->store, lane, c);
+      if (d == NULL)
+        continue;
+      if (whole)
+        add_chunk_sums (lane, c, sums);
+      else
+        for (guint b = first_block (d, t0); b < d->n_blocks && d->blocks[b].first_ts < t1; b++)
+          FOR_EACH_INSTANT (lane->store, lane, d, b, t0, t1, add_instant_sums (sums, kind, bytes));
+      decoded_unref (d);
+    }
 }
 
 /* The pixel of @t, trying the one being summed first. */

@@ -73,6 +73,12 @@ guint64 cowscope_packed_lane_get_n (const CowscopePackedLane *lane);
 /* Number of instants with t0 <= ts < t1 (damaged chunks count as empty). */
 guint64 cowscope_packed_lane_count (CowscopePackedLane *lane, gint64 t0, gint64 t1);
 
+/* Adds the instants with t0 <= ts < t1 to @sums, per kind, as
+ * cowscope_lane_index_sum() does in memory (damaged chunks count as
+ * empty). */
+void cowscope_packed_lane_sum (CowscopePackedLane *lane, gint64 t0, gint64 t1,
+                               CowscopeKindSums *sums);
+
 /* Appends the items of [t0, t1) at @width pixels to @items, exactly as
  * cowscope_lane_index_query() does for the same instants in memory. */
 void cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width,

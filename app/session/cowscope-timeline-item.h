@@ -24,6 +24,14 @@ typedef struct {
                     * no copy behind its most frequent kind) */
 } CowscopeTimelineItem;
 
+/* What a lane's instants (not its spans) that start in a time range add
+ * up to, per CowscopeItemKind: how many there are and the bytes they
+ * carry.  Whole blocks of the lane are summed from their kept totals. */
+typedef struct {
+  guint64 count[COWSCOPE_N_ITEM_KINDS];
+  guint64 bytes[COWSCOPE_N_ITEM_KINDS];
+} CowscopeKindSums;
+
 /* A counter track's value over one pixel (steps between samples). */
 typedef struct {
   gint64 start_ns;

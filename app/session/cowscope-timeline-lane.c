@@ -218,3 +218,16 @@ cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1)
     return cowscope_packed_lane_count (self->packed, t0, t1);
   return self->index ? cowscope_lane_index_count (self->index, t0, t1) : 0;
 }
+
+/* Adds what the lane's instants in [t0, t1) hold to @sums. */
+void
+cowscope_timeline_lane_sum (CowscopeTimelineLane *self, gint64 t0, gint64 t1,
+                            CowscopeKindSums *sums)
+{
+  g_return_if_fail (COWSCOPE_IS_TIMELINE_LANE (self));
+  g_return_if_fail (sums != NULL);
+  if (self->packed != NULL)
+    cowscope_packed_lane_sum (self->packed, t0, t1, sums);
+  else if (self->index != NULL)
+    cowscope_lane_index_sum (self->index, t0, t1, sums);
+}

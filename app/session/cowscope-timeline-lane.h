@@ -41,4 +41,12 @@ CowscopeTimelineWindow *cowscope_timeline_lane_query (CowscopeTimelineLane *self
 /* Number of events (CUDA records) that start in [@t0, @t1). */
 guint64 cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1);
 
+/* Adds the events (CUDA records) that start in [@t0, @t1), counts and
+ * bytes per item kind, to @sums: whole blocks of the lane from their kept
+ * totals, so a range of millions of events costs a few blocks' work (and,
+ * on a schema-2 session, decoding each chunk once).  A damaged chunk is
+ * left out, as in queries.  Safe from any thread. */
+void cowscope_timeline_lane_sum (CowscopeTimelineLane *self, gint64 t0, gint64 t1,
+                                 CowscopeKindSums *sums);
+
 G_END_DECLS

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "cowscope-install-dirs.h"
 #include "cowscope-recorder-error.h"
 
 /* An absolute, canonical form of @path when it names a regular file. */
@@ -20,38 +21,42 @@ usable (const char *path)
 }
 
 char *
-cowscope_probe_path_find (const char *build_relative, const char *installed, GError **error)
+cowscope_probe_path_find (GError **error)
 {
   const char *env = g_getenv (COWSCOPE_ENV_PROBE_PATH);
   if (env && *env)
     {
       char *p = usable (env);
       if (!p)
-        g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
+        g_set_error (error, COWSCOPE_RECORDER_ERROR,
+                     COWSCOPE_RECORDER_ERROR_NO_PROBE,
                      "the probe library '%s' (from $%s) does not exist", env,
                      COWSCOPE_ENV_PROBE_PATH);
       return p;
     }
 
-  g_autofree char *candidate = NULL;
-  if (build_relative && *build_relative)
+  g_autofree char *build_root = cowscope_install_dirs_build_root ();
+  g_autofree char *built = NULL;
+  if (build_root)
     {
-      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
-      if (exe)
-        {
-          g_autofree char *dir = g_path_get_dirname (exe);
-          candidate = g_build_filename (dir, build_relative, NULL);
-          char *p = usable (candidate);
-          if (p)
-            return p;
-        }
+      built = g_build_filename (build_root, COWSCOPE_PROBE_BUILD_DIR,
+                                COWSCOPE_PROBE_NAME, NULL);
+      char *p = usable (built);
+      if (p)
+        return p;
     }
+  g_autofree char *installed =
+    cowscope_install_dirs_find (COWSCOPE_INSTALL_DIR_PKGLIB, COWSCOPE_PROBE_NAME);
   char *p = usable (installed);
   if (p)
     return p;
-  g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
-               "cannot find the probe library (looked at %s%s%s); set $%s",
-               candidate ? candidate : "", candidate ? " and " : "",
-               installed ? installed : "(no installed path)", COWSCOPE_ENV_PROBE_PATH);
+  g_autofree char *configured = cowscope_install_dirs_configured (
+    COWSCOPE_INSTALL_DIR_PKGLIB, COWSCOPE_PROBE_NAME);
+  g_set_error (
+    error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_NO_PROBE,
+    "cannot find the probe library %s (looked %sunder the running program's "
+    "prefix and at %s); set $%s",
+    COWSCOPE_PROBE_NAME, built ? "in the build tree, " : "", configured,
+    COWSCOPE_ENV_PROBE_PATH);
   return NULL;
 }

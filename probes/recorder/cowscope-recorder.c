@@ -29,13 +29,6 @@
 #include "cowscope-socket-dir.h"
 #include "cowscope-target.h"
 
-#ifndef COWSCOPE_PROBE_BUILD_RELATIVE
-#define COWSCOPE_PROBE_BUILD_RELATIVE NULL
-#endif
-#ifndef COWSCOPE_PROBE_INSTALLED_PATH
-#define COWSCOPE_PROBE_INSTALLED_PATH NULL
-#endif
-
 /* After the target (the direct child) exited: how long its children may
  * keep their connections open before the session is closed. */
 #define CHILDREN_GRACE_NS ((int64_t) 1000 * 1000 * 1000)
@@ -192,9 +185,7 @@ prepare (Recording *r, GError **error)
   r->program = cowscope_target_resolve (o->argv[0], error);
   if (!r->program)
     return FALSE;
-  r->probe = o->probe_path ? g_strdup (o->probe_path)
-                           : cowscope_probe_path_find (COWSCOPE_PROBE_BUILD_RELATIVE,
-                                                       COWSCOPE_PROBE_INSTALLED_PATH, error);
+  r->probe = o->probe_path ? g_strdup (o->probe_path) : cowscope_probe_path_find (error);
   if (!r->probe)
     return FALSE;
 

@@ -717,16 +717,27 @@ make_shareable_source (guint seed)
   return t;
 }
 
+/* What the sent tensor is when the threads start. */
+typedef enum {
+  /* Odd rounds: a lazy copy sharing its bytes with another tensor, so
+   * the send copies; even rounds: a plain tensor. */
+  SOURCE_ALTERNATE,
+  /* Every round: copy-on-write with no other sharer left, so the send
+   * steals the bytes, racing lazy clones that take a reference on the
+   * same context without a lock. */
+  SOURCE_COW_ALONE,
+} SendSource;
+
 /* One thread sends a tensor while the others lazily clone it or (with
  * @with_writer) one other writes it: a writer racing clones of the same
- * storage would break the user's contract on the bytes themselves.  In
- * odd rounds the tensor is already a lazy copy, so the send materializes
- * it while they run.  Whatever the order, the send succeeds and the
- * consumer (a loopback receive) maps exactly the bytes the producer's
- * tensor now has; the clones keep the data they were cloned from and
- * never see writes through the shared bytes; every block is freed once. */
+ * storage would break the user's contract on the bytes themselves.  When
+ * the tensor is copy-on-write (@kind), the send materializes it while
+ * they run.  Whatever the order, the send succeeds and the consumer (a
+ * loopback receive) maps exactly the bytes the producer's tensor now
+ * has; the clones keep the data they were cloned from and never see
+ * writes through the shared bytes; every block is freed once. */
 static void
-run_send_race (gboolean with_writer, guint rounds)
+run_send_race (gboolean with_writer, SendSource kind, guint rounds)
 {
   SendRace s = { .rounds = rounds };
   SendWorker workers[N_THREADS];
@@ -748,8 +759,17 @@ run_send_race (gboolean with_writer, guint rounds)
       s.seed = r % 500;
       s.written_seed = 500 + r % 500;
       s.source = make_shareable_source (s.seed);
-      /* Odd rounds: a lazy copy, whose send has to materialize it. */
-      CowTensor *earlier = r % 2 ? lazy_clone (s.source) : NULL;
+      /* A lazy copy, whose send has to materialize it: sharing with
+       * `earlier`, or alone once its clone is gone. */
+      CowTensor *earlier = NULL;
+      if (kind == SOURCE_ALTERNATE && r % 2)
+        earlier = lazy_clone (s.source);
+      if (kind == SOURCE_COW_ALONE)
+        {
+          cow_tensor_unref (lazy_clone (s.source));
+          g_assert_true (cow_tensor_is_cow (s.source));
+          g_assert_cmpint (cow_storage_context_refcount (cow_tensor_storage (s.source)), ==, 1);
+        }
       s.fd = -1;
       memset (s.clones, 0, sizeof s.clones);
 
@@ -808,7 +828,7 @@ run_send_race (gboolean with_writer, guint rounds)
 static void
 test_send_while_lazy_cloned (void)
 {
-  run_send_race (FALSE, stress_rounds (300));
+  run_send_race (FALSE, SOURCE_ALTERNATE, stress_rounds (300));
 }
 
 /* The same with a writer: the send and the write's materialization do
@@ -816,12 +836,265 @@ test_send_while_lazy_cloned (void)
 static void
 test_send_while_written (void)
 {
-  run_send_race (TRUE, stress_rounds (300));
+  run_send_race (TRUE, SOURCE_ALTERNATE, stress_rounds (300));
+}
+
+/* A lazy clone of a copy-on-write storage takes no lock: it reads the
+ * context, takes a reference and checks the storage again.  Here the
+ * send finds the context with no other sharer and steals the bytes,
+ * ending the context, while clones are taking their references: each
+ * clone either counted in time (the send then copies instead, and the
+ * clone keeps the old bytes) or sees the send and copies eagerly after
+ * it, never a context that is gone. */
+static void
+test_send_steals_while_lazy_cloned (void)
+{
+  run_send_race (FALSE, SOURCE_COW_ALONE, stress_rounds (300));
+}
+
+/* ------------------------------------------------------------------ */
+/* 6. Objects made on one thread and freed on another, threads exiting */
+/* ------------------------------------------------------------------ */
+
+#define HANDOFF_THREADS 4
+#define HANDOFF_PER_THREAD 24
+
+typedef struct {
+  CowTensor *source;
+  guint seed;
+  CowTensor *to_drop[HANDOFF_PER_THREAD]; /* made by main, dropped here */
+  CowTensor *made[HANDOFF_PER_THREAD];    /* made here, dropped by main */
+  guint bad;
+} Handoff;
+
+static gpointer
+handoff_worker (gpointer data)
+{
+  Handoff *h = data;
+  for (guint k = 0; k < HANDOFF_PER_THREAD; k++)
+    {
+      h->bad += count_mismatches (h->to_drop[k], h->seed);
+      cow_tensor_unref (h->to_drop[k]);
+      /* Made here: a lazy clone (tensor and storage in one object), a
+       * view of it (a tensor alone) and a storage-level clone. */
+      CowTensor *clone = cow_tensor_lazy_clone (h->source, NULL);
+      if (clone == NULL)
+        {
+          h->bad += N_ELEMS;
+          h->made[k] = NULL;
+          continue;
+        }
+      CowTensor *view = cow_tensor_view (clone, 1, (int64_t[]) { N_ELEMS }, NULL);
+      CowStorage *storage = cow_storage_lazy_clone (cow_tensor_storage (clone), NULL);
+      h->bad += view == NULL || storage == NULL;
+      cow_storage_unref (storage);
+      cow_tensor_unref (clone);
+      h->made[k] = view;
+    }
+  return NULL; /* the thread exits with whatever it keeps for reuse */
+}
+
+/* Tensors, storages and contexts are kept for reuse per thread.  Threads
+ * that drop what another made, make what another drops, and exit each
+ * round: every tensor keeps its data, the context counts exactly the
+ * storages alive, each block is freed once and none is leaked (the
+ * AddressSanitizer run checks leaks at exit), and what main makes after
+ * the threads are gone works as well. */
+static void
+test_objects_across_threads (void)
+{
+  guint rounds = stress_rounds (150);
+  TestAllocator *alloc = test_allocator_new ();
+  for (guint r = 0; r < rounds; r++)
+    {
+      Handoff handoffs[HANDOFF_THREADS];
+      GThread *threads[HANDOFF_THREADS];
+      CowTensor *source = make_source (alloc, r);
+      CowStorage *storage = cow_tensor_storage (source);
+      for (guint t = 0; t < HANDOFF_THREADS; t++)
+        {
+          handoffs[t] = (Handoff) { .source = source, .seed = r };
+          for (guint k = 0; k < HANDOFF_PER_THREAD; k++)
+            handoffs[t].to_drop[k] = k % 2 ? lazy_clone (source)
+                                           : cow_tensor_view (source, 1,
+                                                              (int64_t[]) { N_ELEMS }, NULL);
+        }
+      for (guint t = 0; t < HANDOFF_THREADS; t++)
+        threads[t] = g_thread_new ("handoff", handoff_worker, &handoffs[t]);
+      for (guint t = 0; t < HANDOFF_THREADS; t++)
+        g_thread_join (threads[t]);
+
+      /* The source plus one storage per view kept (a view shares its
+       * lazy clone's storage). */
+      g_assert_cmpint (cow_storage_context_refcount (storage), ==,
+                       1 + HANDOFF_THREADS * HANDOFF_PER_THREAD);
+      for (guint t = 0; t < HANDOFF_THREADS; t++)
+        {
+          g_assert_cmpuint (handoffs[t].bad, ==, 0);
+          for (guint k = 0; k < HANDOFF_PER_THREAD; k++)
+            {
+              CowTensor *view = handoffs[t].made[k];
+              g_assert_cmpuint (count_mismatches (view, r), ==, 0);
+              g_assert_cmpuint (cow_tensor_data_address (view), ==,
+                                cow_tensor_data_address (source));
+              cow_tensor_unref (view);
+            }
+        }
+      g_assert_cmpint (cow_storage_context_refcount (storage), ==, 1);
+      /* Main's own objects after the threads are gone, some of them
+       * reusing memory the threads freed. */
+      CowTensor *again = lazy_clone (source);
+      g_assert_cmpuint (write_pattern (again, r + 1), ==, 0);
+      g_assert_cmpuint (count_mismatches (source, r), ==, 0);
+      cow_tensor_unref (again);
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 1);
+      cow_tensor_unref (source);
+      g_assert_cmpint (test_allocator_n_live (alloc), ==, 0);
+    }
+  test_allocator_free (alloc);
+}
+
+/* ------------------------------------------------------------------ */
+/* 7. Interning names on many threads                                  */
+/* ------------------------------------------------------------------ */
+
+#define MARK_THREADS 4
+/* More names than the interner's first table holds at half load. */
+#define MARK_NAMES 300
+
+typedef struct {
+  pthread_barrier_t *start;
+  char names[MARK_NAMES][32];
+  uint32_t tid;
+} MarkWorker;
+
+static gpointer
+mark_worker (gpointer data)
+{
+  MarkWorker *w = data;
+  w->tid = (uint32_t) gettid ();
+  pthread_barrier_wait (w->start);
+  for (guint k = 0; k < MARK_NAMES; k++)
+    cow_mark (w->names[k]);
+  return NULL;
+}
+
+/* Threads mark the same new names at once (each from its own buffer),
+ * while the interner adds them and grows its table: each name gets one
+ * id, announced once, before the first event that names it, and every
+ * mark names the string it was given. */
+static void
+test_intern_concurrent_marks (void)
+{
+  static guint run;
+  run++;
+  pthread_barrier_t start;
+  pthread_barrier_init (&start, NULL, MARK_THREADS);
+  MarkWorker *workers = g_new0 (MarkWorker, MARK_THREADS);
+  GThread *threads[MARK_THREADS];
+  for (guint t = 0; t < MARK_THREADS; t++)
+    {
+      workers[t].start = &start;
+      for (guint k = 0; k < MARK_NAMES; k++)
+        g_snprintf (workers[t].names[k], sizeof workers[t].names[k], "concurrent-%u-%03u", run, k);
+    }
+  TestRecorder *rec = test_recorder_new ();
+  test_recorder_start (rec);
+  for (guint t = 0; t < MARK_THREADS; t++)
+    threads[t] = g_thread_new ("marker", mark_worker, &workers[t]);
+  for (guint t = 0; t < MARK_THREADS; t++)
+    g_thread_join (threads[t]);
+  test_recorder_stop (rec);
+
+  guint64 ids[MARK_NAMES] = { 0 };
+  guint seen[MARK_THREADS] = { 0 };
+  guint n_events = test_recorder_n_events (rec);
+  for (guint p = 0; p < n_events; p++)
+    {
+      const CowTraceEvent *e = test_recorder_event (rec, p);
+      if (e->type != COW_EVENT_MARK)
+        continue;
+      guint t = 0;
+      while (t < MARK_THREADS && workers[t].tid != e->tid)
+        t++;
+      g_assert_cmpuint (t, <, MARK_THREADS);
+      guint k = seen[t]++;
+      guint64 id = e->range.string_id;
+      g_assert_cmpuint (id, !=, 0);
+      g_assert_cmpstr (test_recorder_string (rec, id), ==, workers[t].names[k]);
+      g_assert_cmpuint (test_recorder_string_count (rec, id), ==, 1);
+      g_assert_cmpint (test_recorder_string_position (rec, id), <=, (gint) p);
+      if (ids[k] == 0)
+        ids[k] = id;
+      g_assert_cmpuint (ids[k], ==, id);
+    }
+  for (guint t = 0; t < MARK_THREADS; t++)
+    g_assert_cmpuint (seen[t], ==, MARK_NAMES);
+  g_assert_cmpuint (test_recorder_n_strings (rec), ==, MARK_NAMES);
+  test_recorder_free (rec);
+  g_free (workers);
+  pthread_barrier_destroy (&start);
+}
+
+/* ------------------------------------------------------------------ */
+/* 8. Large copies on several threads at once                          */
+/* ------------------------------------------------------------------ */
+
+#define BIG_COPIES 2
+#define BIG_BYTES ((gsize) 64 << 20)
+
+typedef struct {
+  CowTensor *clone;
+  const guint8 *original;
+  gboolean exact;
+} BigCopy;
+
+static gpointer
+big_copy_worker (gpointer data)
+{
+  BigCopy *c = data;
+  const guint8 *copy = cow_tensor_mutable_data (c->clone, NULL);
+  c->exact = copy != NULL && copy != c->original && memcmp (copy, c->original, BIG_BYTES) == 0;
+  return NULL;
+}
+
+/* Two writers materialize 64 MiB lazy copies of one tensor at once, each
+ * copy spread over helper threads (COW_COPY_THREADS=3): both get exact
+ * copies and the source keeps its bytes. */
+static void
+test_large_copies_at_once (void)
+{
+  CowError error = { 0 };
+  int64_t numel = (int64_t) BIG_BYTES;
+  CowTensor *source = cow_tensor_empty (1, &numel, COW_DTYPE_U8, &error);
+  test_assert_cow_ok (&error);
+  guint8 *bytes = cow_tensor_mutable_data (source, &error);
+  test_assert_cow_ok (&error);
+  for (gsize i = 0; i < BIG_BYTES; i++)
+    bytes[i] = (guint8) (i * 131u + (i >> 21));
+  BigCopy copies[BIG_COPIES];
+  GThread *threads[BIG_COPIES];
+  for (guint i = 0; i < BIG_COPIES; i++)
+    copies[i] = (BigCopy) { lazy_clone (source), bytes, FALSE };
+  for (guint i = 0; i < BIG_COPIES; i++)
+    threads[i] = g_thread_new ("big-copy", big_copy_worker, &copies[i]);
+  for (guint i = 0; i < BIG_COPIES; i++)
+    {
+      g_thread_join (threads[i]);
+      g_assert_true (copies[i].exact);
+      g_assert_false (cow_tensor_is_cow (copies[i].clone));
+      cow_tensor_unref (copies[i].clone);
+    }
+  for (gsize i = 0; i < BIG_BYTES; i += 4093)
+    g_assert_cmpuint (bytes[i], ==, (guint8) (i * 131u + (i >> 21)));
+  cow_tensor_unref (source);
 }
 
 int
 main (int argc, char **argv)
 {
+  /* Read once, at the first large copy: helpers even on a busy machine. */
+  g_setenv ("COW_COPY_THREADS", "3", TRUE);
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/concurrency/materialize/all-sharers", test_all_write);
@@ -834,6 +1107,11 @@ main (int argc, char **argv)
   g_test_add_func ("/concurrency/free/while-writing", test_free_while_writing);
   g_test_add_func ("/concurrency/ipc/send-while-lazy-cloned", test_send_while_lazy_cloned);
   g_test_add_func ("/concurrency/ipc/send-while-written", test_send_while_written);
+  g_test_add_func ("/concurrency/ipc/send-steals-while-lazy-cloned",
+                   test_send_steals_while_lazy_cloned);
+  g_test_add_func ("/concurrency/objects/across-threads", test_objects_across_threads);
+  g_test_add_func ("/concurrency/intern/marks-at-once", test_intern_concurrent_marks);
+  g_test_add_func ("/concurrency/copy/large-copies-at-once", test_large_copies_at_once);
 
   return g_test_run ();
 }

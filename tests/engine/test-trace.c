@@ -943,6 +943,48 @@ test_tensor_names (void)
   test_recorder_free (rec2);
 }
 
+/* A mark names what its buffer holds at the call, even when the buffer
+ * is reused for another name (a prefix of the old one, a longer one):
+ * each text gets its own id, announced once. */
+static void
+test_marks_reused_buffer (void)
+{
+  char buffer[64];
+  const int tag = g_test_rand_int_range (0, 1 << 30);
+  char texts[4][64];
+  g_snprintf (texts[0], sizeof texts[0], "reused-%d-alpha", tag);
+  g_snprintf (texts[1], sizeof texts[1], "reused-%d", tag);       /* a prefix */
+  g_snprintf (texts[2], sizeof texts[2], "reused-%d-alphabet", tag); /* longer */
+  g_snprintf (texts[3], sizeof texts[3], "reused-%d-alpha", tag); /* the first again */
+  TestRecorder *rec = recording ();
+  for (guint i = 0; i < 4; i++)
+    {
+      g_strlcpy (buffer, texts[i], sizeof buffer);
+      cow_mark (buffer);
+      cow_mark (buffer);
+    }
+  test_recorder_stop (rec);
+
+  g_assert_cmpuint (test_recorder_count (rec, COW_EVENT_MARK), ==, 8);
+  guint64 ids[8];
+  for (guint m = 0; m < 8; m++)
+    {
+      ids[m] = test_recorder_find (rec, COW_EVENT_MARK, m)->range.string_id;
+      g_assert_cmpstr (test_recorder_string (rec, ids[m]), ==, texts[m / 2]);
+      g_assert_cmpuint (test_recorder_string_count (rec, ids[m]), ==, 1);
+      g_assert_cmpint (test_recorder_string_position (rec, ids[m]), <=,
+                       test_recorder_position (rec, COW_EVENT_MARK, m));
+    }
+  for (guint i = 0; i < 4; i++)
+    g_assert_cmpuint (ids[2 * i], ==, ids[2 * i + 1]);
+  g_assert_cmpuint (ids[0], !=, ids[2]);
+  g_assert_cmpuint (ids[2], !=, ids[4]);
+  g_assert_cmpuint (ids[0], !=, ids[4]);
+  g_assert_cmpuint (ids[6], ==, ids[0]);
+  g_assert_cmpuint (test_recorder_n_strings (rec), ==, 3);
+  test_recorder_free (rec);
+}
+
 /* Ranges nest: BEGIN names its string and parent, END its range. */
 static void
 test_ranges_nesting (void)
@@ -1129,6 +1171,7 @@ main (int argc, char **argv)
   g_test_add_func ("/trace/materialize/failed", test_materialize_failed_event);
   g_test_add_func ("/trace/ops/results-and-reads", test_ops_events);
   g_test_add_func ("/trace/tensor-name", test_tensor_names);
+  g_test_add_func ("/trace/marks/reused-buffer", test_marks_reused_buffer);
   g_test_add_func ("/trace/ranges/nesting", test_ranges_nesting);
   g_test_add_func ("/trace/ranges/per-thread", test_ranges_per_thread);
   g_test_add_func ("/trace/ids/unique", test_ids_unique);

@@ -4,6 +4,7 @@
  * producer's limbo the graph shows one "kept alive by" edge per block
  * into the consumers' process clusters, the timeline has a lane per
  * process heading its threads, and a screenshot is written. */
+#include <math.h>
 #include <adwaita.h>
 #include <glib/gstdio.h>
 #include <sqlite3.h>
@@ -19,6 +20,17 @@
 #include "cowscope-window.h"
 
 #define N_CONSUMERS 3
+
+/* Whether (@x, @y) lies on the border of node @n (within half a unit). */
+static gboolean
+on_border (const CowscopeSceneNode *n, double x, double y)
+{
+  gboolean inside = x >= n->x - 0.5 && x <= n->x + n->width + 0.5 && y >= n->y - 0.5 &&
+                    y <= n->y + n->height + 0.5;
+  gboolean near_edge = fabs (x - n->x) < 0.5 || fabs (x - n->x - n->width) < 0.5 ||
+                       fabs (y - n->y) < 0.5 || fabs (y - n->y - n->height) < 0.5;
+  return inside && near_edge;
+}
 #define N_SENDS 12
 
 static char *session_path;
@@ -167,6 +179,34 @@ test_ipc_window (void)
           g_assert_cmpuint (cowscope_graph_scene_get_node (scene, e->from)->pid, !=,
                             cowscope_graph_scene_get_node (scene, e->to)->pid);
           g_assert_cmpuint (e->n_points, >, 0);
+          /* It leaves its tail at the tail's border and its arrow ends at
+           * the head's border, not inside either box. */
+          const CowscopeSceneNode *a = cowscope_graph_scene_get_node (scene, e->from);
+          const CowscopeSceneNode *b = cowscope_graph_scene_get_node (scene, e->to);
+          g_assert_true (e->has_arrow);
+          g_assert_true (on_border (a, e->points[0], e->points[1]));
+          g_assert_true (on_border (b, e->arrow_x, e->arrow_y));
+        }
+    }
+  /* Process boxes never overlap, and the producer's (the tail of every
+   * edge between processes) sits above each consumer's. */
+  guint32 producer = sql_int ("SELECT producer_pid FROM ipc_refs LIMIT 1");
+  for (guint c = 0; c < cowscope_graph_scene_get_n_clusters (scene); c++)
+    {
+      const CowscopeSceneCluster *p = cowscope_graph_scene_get_cluster (scene, c);
+      for (guint d = c + 1; d < cowscope_graph_scene_get_n_clusters (scene); d++)
+        {
+          const CowscopeSceneCluster *q = cowscope_graph_scene_get_cluster (scene, d);
+          g_assert_true (p->x + p->width <= q->x || q->x + q->width <= p->x ||
+                         p->y + p->height <= q->y || q->y + q->height <= p->y);
+        }
+      if (p->pid != producer)
+        continue;
+      for (guint d = 0; d < cowscope_graph_scene_get_n_clusters (scene); d++)
+        {
+          const CowscopeSceneCluster *q = cowscope_graph_scene_get_cluster (scene, d);
+          if (q->pid != producer)
+            g_assert_cmpfloat (p->y + p->height, <=, q->y);
         }
     }
   /* One cluster per process, each around its own nodes. */

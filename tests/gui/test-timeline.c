@@ -452,6 +452,37 @@ test_render_nodes (void)
   g_assert_cmpfloat (steal.bounds.size.width, >=, 1);
 }
 
+/* The colours come from the style sheet: under the dark style the copy
+ * boxes are drawn in another colour (style-dark.css's), and no longer in
+ * the light one; back to the default style, in the light one again. */
+static void
+test_dark_colors (void)
+{
+  ColorSearch light = { 0 }, dark = { 0 };
+  cowscope_timeline_view_get_kind_color (view (), COWSCOPE_ITEM_COPY, &light.color);
+  gint64 begin, end;
+  zoom_on_materialization (info.copy_seq, &begin, &end);
+
+  AdwStyleManager *manager = adw_style_manager_get_default ();
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_FORCE_DARK);
+  wait_frame ();
+  cowscope_timeline_view_get_kind_color (view (), COWSCOPE_ITEM_COPY, &dark.color);
+  g_assert_false (gdk_rgba_equal (&light.color, &dark.color));
+  {
+    g_autoptr (GskRenderNode) node = snapshot_view ();
+    find_color (node, 0, 0, &dark);
+    find_color (node, 0, 0, &light);
+  }
+  g_assert_cmpuint (dark.found, >=, 1);
+  g_assert_cmpuint (light.found, ==, 0);
+
+  adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_DEFAULT);
+  wait_frame ();
+  GdkRGBA again;
+  cowscope_timeline_view_get_kind_color (view (), COWSCOPE_ITEM_COPY, &again);
+  g_assert_true (gdk_rgba_equal (&again, &light.color));
+}
+
 /* Renders the whole window to @name in $COWSCOPE_SCREENSHOT_DIR and
  * checks that it is not blank. */
 static void
@@ -617,6 +648,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cowscope/timeline/highlights-outlined", test_highlights);
   g_test_add_func ("/cowscope/timeline/range-totals", test_range_totals);
   g_test_add_func ("/cowscope/timeline/render-nodes", test_render_nodes);
+  g_test_add_func ("/cowscope/timeline/dark-colors", test_dark_colors);
   g_test_add_func ("/cowscope/timeline/session-screenshot", test_session_screenshot);
   g_test_add_func ("/cowscope/timeline/damaged-chunk", test_damaged_chunk);
   g_test_add_func ("/cowscope/timeline/close", test_close);
