@@ -27,15 +27,16 @@
 --   pid, tid, seq and *_id  keys into the tables (README, "Session
 --             database")
 --
--- Each view is documented above its definition; README.md ("Asking a
--- session questions in SQL") has example queries.
+-- Each view's documentation is part of its definition, so that the
+-- sqlite3 shell shows it: `.schema copies`.  README.md ("Asking a session
+-- questions in SQL") has example queries.
 
+CREATE VIEW call_stacks AS
 -- Every frame of every call stack, innermost first.
 --   stack_id, position (0 = innermost), frame ("function (file:line)",
---   "function", "file:line", or "0x7f… in libfoo.so"), function, file,
+--   "function", "file:line", or "0x7f12... in libfoo.so"), function, file,
 --   line, module, address, in_cowscope (1: a frame of Cowscope's own
 --   libraries or functions, which a call site skips)
-CREATE VIEW call_stacks AS
 SELECT sf.stack_id AS stack_id,
        sf.position AS position,
        CASE
@@ -65,12 +66,12 @@ SELECT sf.stack_id AS stack_id,
 FROM stack_frames sf
 JOIN frames f ON f.id = sf.frame_id;
 
+CREATE VIEW call_sites AS
 -- The call site of each call stack: its innermost symbolized frame
 -- outside Cowscope, else its innermost frame outside Cowscope (an
 -- address in a module), else its innermost frame.  The report's "Top
 -- call sites" and every call_site column below read it.
 --   stack_id, call_site, function, file, line, module, address
-CREATE VIEW call_sites AS
 SELECT s.id AS stack_id,
        c.frame AS call_site,
        c.function AS function,
@@ -87,6 +88,7 @@ JOIN call_stacks c ON c.stack_id = s.id
                             x.position
                    LIMIT 1);
 
+CREATE VIEW copies_and_steals AS
 -- Every materialization: the first write to a lazy copy, which either
 -- copied the shared bytes or, as the last sharer, stole them.
 --   at_ms, kind ('copy', 'steal', 'failed'; 'unfinished' when its end was
@@ -96,8 +98,7 @@ JOIN call_stacks c ON c.stack_id = s.id
 --   steal that had copied first, then found itself the last sharer),
 --   pid, tid, tensor_id, storage_id, context_id, lazy_copy_seq (the lazy
 --   copy that created the sharing: lazy_copies.seq), start_ns, end_ns,
---   lock_wait_ns, seq
-CREATE VIEW copies_and_steals AS
+--   lock_wait_ns, stack_id (call_stacks.stack_id), seq
 SELECT round ((m.begin_ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
        coalesce (k.name, 'unfinished') AS kind,
        o.name AS operation,
@@ -124,27 +125,37 @@ SELECT round ((m.begin_ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1
        m.begin_ts AS start_ns,
        m.end_ts AS end_ns,
        m.lock_wait_ns AS lock_wait_ns,
+       m.stack_id AS stack_id,
        m.seq AS seq
 FROM materializations m
 LEFT JOIN materialize_kinds k ON k.id = m.kind
 LEFT JOIN ops o ON o.id = m.op;
 
--- The materializations that copied bytes: what lazy copies cost.
---   the columns of copies_and_steals but kind and copy_thrown_away
 CREATE VIEW copies AS
+-- The materializations that copied bytes: what lazy copies cost.
+--   at_ms, operation (the write), bytes, tensor (written through),
+--   call_site, in_range, duration_ms, lock_wait_ms, thread, pid, tid,
+--   tensor_id, storage_id, context_id, lazy_copy_seq (lazy_copies.seq),
+--   start_ns, end_ns, lock_wait_ns, stack_id, seq: as in
+--   copies_and_steals
 SELECT at_ms, operation, bytes, tensor, call_site, in_range, duration_ms, lock_wait_ms, thread,
        pid, tid, tensor_id, storage_id, context_id, lazy_copy_seq, start_ns, end_ns,
-       lock_wait_ns, seq
+       lock_wait_ns, stack_id, seq
 FROM copies_and_steals WHERE kind = 'copy';
 
--- The materializations that took the bytes over without copying them.
---   the columns of copies_and_steals but kind
 CREATE VIEW steals AS
+-- The materializations that took the bytes over without copying them:
+-- the last sharer's write.
+--   at_ms, operation, bytes, tensor, call_site, in_range, duration_ms,
+--   lock_wait_ms, thread, copy_thrown_away (1: it had copied first), pid,
+--   tid, tensor_id, storage_id, context_id, lazy_copy_seq, start_ns,
+--   end_ns, lock_wait_ns, stack_id, seq: as in copies_and_steals
 SELECT at_ms, operation, bytes, tensor, call_site, in_range, duration_ms, lock_wait_ms, thread,
        copy_thrown_away, pid, tid, tensor_id, storage_id, context_id, lazy_copy_seq, start_ns,
-       end_ns, lock_wait_ns, seq
+       end_ns, lock_wait_ns, stack_id, seq
 FROM copies_and_steals WHERE kind = 'steal';
 
+CREATE VIEW lazy_copies AS
 -- Every lazy copy (lazy clone) that shared bytes instead of copying them,
 -- and what the sharing ended in.
 --   at_ms, operation (lazy_clone, reshape, ...), bytes (shared), source,
@@ -152,8 +163,7 @@ FROM copies_and_steals WHERE kind = 'steal';
 --   materializations whose sharing it created: copies_and_steals rows
 --   with this lazy_copy_seq), thread, pid, tid, source_tensor_id,
 --   result_tensor_id, source_storage_id, result_storage_id, context_id,
---   ts_ns, seq
-CREATE VIEW lazy_copies AS
+--   ts_ns, stack_id, seq
 SELECT round ((l.ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
        o.name AS operation,
        l.nbytes AS bytes,
@@ -177,17 +187,19 @@ SELECT round ((l.ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6)
        l.result_storage_id AS result_storage_id,
        l.context_id AS context_id,
        l.ts AS ts_ns,
+       l.stack_id AS stack_id,
        l.seq AS seq
 FROM lazy_clones l
 LEFT JOIN ops o ON o.id = l.op
 WHERE l.context_id IS NOT NULL;
 
+CREATE VIEW eager_fallbacks AS
 -- Lazy clones that could not share and copied at once, and why.
 --   at_ms, operation, bytes (copied), reason (eager_reasons.name:
 --   foreign_data_ptr for memory the engine did not allocate, not_simple),
 --   source, result, call_site, thread, pid, tid, source_tensor_id,
---   result_tensor_id, source_storage_id, result_storage_id, ts_ns, seq
-CREATE VIEW eager_fallbacks AS
+--   result_tensor_id, source_storage_id, result_storage_id, ts_ns,
+--   stack_id, seq
 SELECT round ((l.ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
        o.name AS operation,
        l.nbytes AS bytes,
@@ -207,26 +219,27 @@ SELECT round ((l.ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6)
        l.source_storage_id AS source_storage_id,
        l.result_storage_id AS result_storage_id,
        l.ts AS ts_ns,
+       l.stack_id AS stack_id,
        l.seq AS seq
 FROM lazy_clones l
 LEFT JOIN ops o ON o.id = l.op
 LEFT JOIN eager_reasons r ON r.id = l.eager_reason
 WHERE l.context_id IS NULL;
 
+CREATE VIEW warnings AS
 -- Simulate-mode warnings: the program relied on two reshape results
 -- aliasing, which a lazy reshape would break.
 --   at_ms, message ("read through 'snapshot' after a write through
 --   'weights'"), access ('read', 'write'), operation, written_through,
 --   accessed_through (tensors), call_site (of the access), thread,
 --   storage_id, pid, tid, writer_tensor_id, accessor_tensor_id,
---   writer_generation, accessor_generation, ts_ns, seq
-CREATE VIEW warnings AS
+--   writer_generation, accessor_generation, ts_ns, stack_id, seq
 SELECT at_ms,
        access || ' through ''' || accessed_through || ''' after a write through '''
        || written_through || '''' AS message,
        access, operation, written_through, accessed_through, call_site, thread, storage_id, pid,
        tid, writer_tensor_id, accessor_tensor_id, writer_generation, accessor_generation, ts_ns,
-       seq
+       stack_id, seq
 FROM (
   SELECT round ((v.ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
          coalesce (a.name, 'access ' || v.access) AS access,
@@ -247,16 +260,17 @@ FROM (
          v.writer_generation AS writer_generation,
          v.accessor_generation AS accessor_generation,
          v.ts AS ts_ns,
+         v.stack_id AS stack_id,
          v.seq AS seq
   FROM violations v
   LEFT JOIN access_kinds a ON a.id = v.access
   LEFT JOIN ops o ON o.id = v.op);
 
+CREATE VIEW call_sites_by_bytes AS
 -- Copies and steals grouped by where the program wrote, most bytes
 -- copied first (the report's "Top call sites").
 --   call_site, copied_bytes, copies, steals, stolen_bytes, lock_wait_ms,
 --   function, file, line, module
-CREATE VIEW call_sites_by_bytes AS
 SELECT coalesce (c.call_site, '(no call stack)') AS call_site,
        sum (g.copied_bytes) AS copied_bytes,
        sum (g.copies) AS copies,
@@ -280,10 +294,10 @@ LEFT JOIN call_sites c ON c.stack_id = g.stack_id
 GROUP BY 1, c.function, c.file, c.line, c.module
 ORDER BY copied_bytes DESC, copies DESC, call_site;
 
+CREATE VIEW operations_by_bytes AS
 -- Copies and steals grouped by the operation that wrote, most bytes
 -- copied first (the report's "Top operations").
 --   operation, copied_bytes, copies, steals, stolen_bytes, lock_wait_ms
-CREATE VIEW operations_by_bytes AS
 SELECT operation,
        sum (CASE WHEN kind = 'copy' THEN bytes ELSE 0 END) AS copied_bytes,
        sum (kind = 'copy') AS copies,
@@ -294,6 +308,7 @@ FROM copies_and_steals WHERE kind IN ('copy', 'steal')
 GROUP BY operation
 ORDER BY copied_bytes DESC, copies DESC, operation;
 
+CREATE VIEW object_lifetimes AS
 -- Every allocation, CoW context, storage and tensor with its lifetime.
 -- What was alive at 12.5 ms: WHERE born_ms <= 12.5 AND alive_until_ms > 12.5.
 --   kind ('allocation', 'context', 'storage', 'tensor'), object ("tensor
@@ -302,7 +317,6 @@ ORDER BY copied_bytes DESC, copies DESC, operation;
 --   bytes (a tensor's elements times their size), born_ms, freed_ms
 --   (NULL: never freed), alive_until_ms (freed_ms, or the session's end),
 --   name (tensors), pid, id, born_ns, freed_ns
-CREATE VIEW object_lifetimes AS
 SELECT kind, object, bytes,
        round ((born_ns - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS born_ms,
        round ((freed_ns - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS freed_ms,
@@ -332,13 +346,13 @@ FROM (
          t.name, t.pid, t.id, t.new_ts, t.free_ts
   FROM tensors t);
 
--- The program's own ranges (cow_range_push … cow_range_pop) with their
+CREATE VIEW user_ranges AS
+-- The program's own ranges (cow_range_push ... cow_range_pop) with their
 -- times and the copies made while they were open.
 --   name, at_ms, duration_ms (NULL: never closed), inside (the enclosing
 --   range's name), copies, copied_bytes (the copies on its thread while
 --   it was open, nested ranges' included), thread, pid, tid, id,
 --   parent_id, begin_ns, end_ns (NULL: never closed)
-CREATE VIEW user_ranges AS
 SELECT r.name AS name,
        round ((r.begin_ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
        round ((r.end_ts - r.begin_ts) / 1e6, 6) AS duration_ms,
@@ -362,13 +376,13 @@ SELECT r.name AS name,
        r.end_ts AS end_ns
 FROM ranges r;
 
+CREATE VIEW session_overview AS
 -- One row: what happened in the session, at a glance.
 --   program, command, recorded (UTC), duration_ms, processes, threads,
 --   copies, copied_bytes, steals, stolen_bytes, lazy_copies,
 --   shared_bytes, eager_fallbacks, eager_bytes, warnings, events,
 --   dropped_events (lost to a full ring: when not 0, every count here may
 --   be short)
-CREATE VIEW session_overview AS
 SELECT (SELECT value FROM meta WHERE key = 'program') AS program,
        (SELECT value FROM meta WHERE key = 'command') AS command,
        (SELECT value FROM meta WHERE key = 'created_utc') AS recorded,
