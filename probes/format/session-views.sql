@@ -358,12 +358,12 @@ SELECT r.name AS name,
        round ((r.end_ts - r.begin_ts) / 1e6, 6) AS duration_ms,
        (SELECT p.name FROM ranges p WHERE p.pid = r.pid AND p.id = r.parent_id) AS inside,
        (SELECT count (*) FROM materializations m JOIN materialize_kinds k ON k.id = m.kind
-         WHERE k.name = 'copy' AND m.pid = r.pid AND m.tid = r.tid
+         WHERE k.name = 'copy' AND +m.pid = r.pid AND +m.tid = r.tid
            AND m.begin_ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
          AS copies,
        (SELECT coalesce (sum (m.nbytes), 0) FROM materializations m
          JOIN materialize_kinds k ON k.id = m.kind
-         WHERE k.name = 'copy' AND m.pid = r.pid AND m.tid = r.tid
+         WHERE k.name = 'copy' AND +m.pid = r.pid AND +m.tid = r.tid
            AND m.begin_ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
          AS copied_bytes,
        coalesce ((SELECT th.name FROM threads th WHERE th.pid = r.pid AND th.tid = r.tid),
