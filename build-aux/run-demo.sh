@@ -57,7 +57,7 @@ else
   demo_args=("$@")
 fi
 
-cli="$builddir/app/cowscope-cli"
+cli="$builddir/app/cli/cowscope-cli"
 app="$builddir/app/gtk/cowscope"
 session="$builddir/demo.cowscope"
 

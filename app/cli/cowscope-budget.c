@@ -1,6 +1,8 @@
 /* cowscope-budget.c — parses and checks `--fail-if` budgets. */
 #include "cowscope-budget.h"
 
+#include "cowscope-report.h"
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -13,33 +15,6 @@
 #define MSG_NO_NUMBER    "--fail-if '%s': expected a number after '%s'"
 #define MSG_BAD_SUFFIX   "--fail-if '%s': unknown unit '%s' (use K, M, G, T, Ki, Mi, Gi or Ti)"
 #define MSG_RANGE        "--fail-if '%s': the number is out of range"
-
-static const char *const metrics[] = {
-  "lazy_clones",     /* lazy clones that shared storage */
-  "eager_fallbacks", /* lazy clones that copied eagerly instead */
-  "eager_bytes",     /* bytes those eager fallbacks copied */
-  "copies",          /* materializations that copied */
-  "steals",          /* materializations that took over the bytes */
-  "failed_materializations",
-  "discarded_copies",/* steals whose copy was thrown away */
-  "copied_bytes",
-  "stolen_bytes",
-  "shared_bytes",    /* bytes shared lazily */
-  "saved_bytes",     /* shared_bytes - copied_bytes */
-  "lock_wait_ns",
-  "violations",
-  "produced_events",
-  "stored_events",
-  "dropped_events",
-  "cuda_copies",
-  "cuda_copy_bytes",
-  "cuda_memsets",
-  "cuda_kernels",
-  "processes",
-  "threads",
-  "duration_ns",
-  NULL,
-};
 
 static const struct {
   const char *symbol;
@@ -64,7 +39,7 @@ static const struct {
 const char *const *
 cowscope_budget_metrics (void)
 {
-  return metrics;
+  return cowscope_report_metrics ();
 }
 
 const char *
@@ -119,6 +94,7 @@ cowscope_budget_parse (const char *expression, GError **error)
       return NULL;
     }
   budget->metric = g_strndup (start, p - start);
+  const char *const *metrics = cowscope_report_metrics ();
   for (gsize i = 0; metrics[i] != NULL; i++)
     found = found || strcmp (metrics[i], budget->metric) == 0;
   if (!found)

@@ -27,8 +27,8 @@ typedef struct {
   gint64 limit;
 } CowscopeBudget;
 
-/* The metric names a budget may use (NULL-terminated, static), the same
- * keys as the "metrics" object of `report --json`. */
+/* The metric names a budget may use (NULL-terminated, static): the
+ * report's metrics (cowscope_report_metrics()). */
 const char *const *cowscope_budget_metrics (void);
 
 /* Parses @expression.  NULL with @error (G_OPTION_ERROR_BAD_VALUE) naming

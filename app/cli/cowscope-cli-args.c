@@ -1,8 +1,6 @@
 /* cowscope-cli-args.c — see cowscope-cli-args.h. */
 #include "cowscope-cli-args.h"
 
-#include "cowscope-session.h"
-
 int
 cowscope_cli_usage_error (FILE *err, const char *command, const char *message)
 {

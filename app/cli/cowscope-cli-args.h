@@ -7,6 +7,14 @@
 
 G_BEGIN_DECLS
 
+/* Exit statuses of the command-line tool. */
+typedef enum {
+  COWSCOPE_EXIT_OK = 0,
+  COWSCOPE_EXIT_ERROR = 1,  /* a bad file, an I/O error */
+  COWSCOPE_EXIT_USAGE = 2,  /* bad arguments */
+  COWSCOPE_EXIT_BUDGET = 3, /* a --fail-if budget was exceeded */
+} CowscopeExitStatus;
+
 /* Prints "cowscope-cli COMMAND: MESSAGE" and a --help hint on @err;
  * returns COWSCOPE_EXIT_USAGE. */
 int cowscope_cli_usage_error (FILE *err, const char *command, const char *message);

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 
 #include "cowscope-explanation-panel.h"
-#include "cowscope-session-model-error.h"
 #include "cowscope-stack-frame.h"
 
 struct _CowscopeExplanationPanel {
@@ -367,8 +366,8 @@ explained_cb (GObject *source, GAsyncResult *result, gpointer user_data)
     return;
   if (ex == NULL)
     {
-      if (g_error_matches (error, COWSCOPE_SESSION_MODEL_ERROR,
-                           COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION))
+      if (g_error_matches (error, COWSCOPE_SESSION_ERROR,
+                           COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT))
         show_empty (self, _("Not a Copy"),
                     _("The selected event is neither a materialization nor a warning."));
       else

@@ -3,8 +3,8 @@
  * A small modal window: the format (a compacted copy of the session, a
  * Chrome / Perfetto trace JSON, or a folder of CSV files), then the
  * platform's file chooser for where it goes.  The export itself is the
- * command-line tool's (cowscope-export.h, which writes complete outputs
- * or nothing) and runs in a GTask thread; a progress bar shows how far
+ * session model's, as the command-line tool's (cowscope-export.h, which
+ * writes complete outputs or nothing) and runs in a GTask thread; a progress bar shows how far
  * it got (it pulses for the database copy, whose total SQLite does not
  * tell) and Cancel stops it, leaving nothing behind.  The outcome, good or
  * bad, is a toast in the window the dialog belongs to.
@@ -84,12 +84,12 @@ export_thread (GTask        *task,
                GCancellable *cancellable)
 {
   ExportJob *job = task_data;
-  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(CowscopeSessionTables) session = NULL;
   GError *error = NULL;
   gboolean ok = FALSE;
   CowscopeExportProgress progress = { .func = export_progress_cb, .user_data = job };
 
-  session = cowscope_session_open (job->session_path, &error);
+  session = cowscope_session_tables_open (job->session_path, &error);
   if (session != NULL)
     {
       switch (job->format)
@@ -348,7 +348,7 @@ build_ui (CowscopeExportDialog *self)
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group),
                              format_row (self, COWSCOPE_EXPORT_FORMAT_CHROME,
                                          _("_Chrome / Perfetto Trace"),
-                                         _("Trace Event JSON for ui.perfetto.dev and chrome://tracing")));
+                                         _("Trace Event JSON for the Perfetto UI (ui.perfetto.dev)")));
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group),
                              format_row (self, COWSCOPE_EXPORT_FORMAT_CSV,
                                          _("CSV _Tables"),

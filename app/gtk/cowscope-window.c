@@ -14,7 +14,6 @@
 
 #include "cowscope-export-dialog.h"
 #include "cowscope-session-document.h"
-#include "cowscope-session-model-error.h"
 #include "cowscope-start-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
@@ -223,23 +222,23 @@ show_session (CowscopeWindow          *self,
 static const char *
 error_title (const GError *error)
 {
-  if (error->domain == COWSCOPE_SESSION_MODEL_ERROR)
+  if (error->domain == COWSCOPE_SESSION_ERROR)
     {
-      switch ((CowscopeSessionModelError) error->code)
+      switch ((CowscopeSessionError) error->code)
         {
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND:
+        case COWSCOPE_SESSION_ERROR_NOT_FOUND:
           return _("File Not Found");
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE:
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION:
+        case COWSCOPE_SESSION_ERROR_NOT_SQLITE:
+        case COWSCOPE_SESSION_ERROR_NOT_SESSION:
           return _("Not a Cowscope Session");
-        case COWSCOPE_SESSION_MODEL_ERROR_NEWER:
+        case COWSCOPE_SESSION_ERROR_NEWER:
           return _("Recorded by a Newer Cowscope");
-        case COWSCOPE_SESSION_MODEL_ERROR_DAMAGED:
+        case COWSCOPE_SESSION_ERROR_DAMAGED:
           return _("Damaged Session");
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED:
+        case COWSCOPE_SESSION_ERROR_NOT_FINALIZED:
           return _("Unfinished Session");
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION:
-        case COWSCOPE_SESSION_MODEL_ERROR_FAILED:
+        case COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT:
+        case COWSCOPE_SESSION_ERROR_FAILED:
         default:
           break;
         }
@@ -252,23 +251,23 @@ static char *
 error_toast (const GError *error,
              const char   *name)
 {
-  if (error->domain == COWSCOPE_SESSION_MODEL_ERROR)
+  if (error->domain == COWSCOPE_SESSION_ERROR)
     {
-      switch ((CowscopeSessionModelError) error->code)
+      switch ((CowscopeSessionError) error->code)
         {
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND:
+        case COWSCOPE_SESSION_ERROR_NOT_FOUND:
           return g_strdup_printf (_("“%s” does not exist"), name);
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE:
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION:
+        case COWSCOPE_SESSION_ERROR_NOT_SQLITE:
+        case COWSCOPE_SESSION_ERROR_NOT_SESSION:
           return g_strdup_printf (_("“%s” is not a Cowscope session"), name);
-        case COWSCOPE_SESSION_MODEL_ERROR_NEWER:
+        case COWSCOPE_SESSION_ERROR_NEWER:
           return g_strdup_printf (_("“%s” needs a newer Cowscope"), name);
-        case COWSCOPE_SESSION_MODEL_ERROR_DAMAGED:
+        case COWSCOPE_SESSION_ERROR_DAMAGED:
           return g_strdup_printf (_("“%s” is damaged"), name);
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED:
+        case COWSCOPE_SESSION_ERROR_NOT_FINALIZED:
           return g_strdup_printf (_("“%s” was not finished by the recorder"), name);
-        case COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION:
-        case COWSCOPE_SESSION_MODEL_ERROR_FAILED:
+        case COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT:
+        case COWSCOPE_SESSION_ERROR_FAILED:
         default:
           break;
         }
@@ -710,8 +709,8 @@ cowscope_window_open (CowscopeWindow *self,
   path = g_file_get_path (file);
   if (path == NULL)
     {
-      g_autoptr(GError) error = g_error_new (COWSCOPE_SESSION_MODEL_ERROR,
-                                             COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND,
+      g_autoptr(GError) error = g_error_new (COWSCOPE_SESSION_ERROR,
+                                             COWSCOPE_SESSION_ERROR_NOT_FOUND,
                                              _("Only local files can be opened"));
 
       g_clear_object (&self->loading);

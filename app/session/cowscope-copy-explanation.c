@@ -4,9 +4,9 @@
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
 
-#include "cowscope-session-db.h"
+#include "cow-trace.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
-#include "cowscope-session-model-error.h"
 #include "cowscope-stack-frame.h"
 
 struct _CowscopeCopyExplanation {
@@ -104,13 +104,13 @@ cowscope_copy_explanation_init (CowscopeCopyExplanation *self)
   self->cuda_stream = self->cuda_device = -1;
 }
 
-#define INT(stmt, col) cowscope_session_db_column_int ((stmt), (col), 0)
+#define INT(stmt, col) cowscope_format_column_int ((stmt), (col), 0)
 
 /* Prepares @sql with one int64 parameter. */
 static sqlite3_stmt *
 prepare1 (sqlite3 *db, const char *path, const char *sql, gint64 a, GError **error)
 {
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, sql, error);
+  sqlite3_stmt *stmt = cowscope_format_statement (db, path, sql, error);
   if (stmt != NULL)
     sqlite3_bind_int64 (stmt, 1, a);
   return stmt;
@@ -132,16 +132,16 @@ load_stack (sqlite3 *db, const char *path, gint64 stack_id, GListStore *store, G
   int rc;
   while ((rc = sqlite3_step (q)) == SQLITE_ROW)
     {
-      g_autofree char *module = cowscope_session_db_column_text (q, 1);
-      g_autofree char *function = cowscope_session_db_column_text (q, 2);
-      g_autofree char *file = cowscope_session_db_column_text (q, 3);
+      g_autofree char *module = cowscope_format_column_text (q, 1);
+      g_autofree char *function = cowscope_format_column_text (q, 2);
+      g_autofree char *file = cowscope_format_column_text (q, 3);
       g_autoptr (CowscopeStackFrame) frame =
         cowscope_stack_frame_new ((guint64) INT (q, 0), module, function, file, INT (q, 4));
       g_list_store_append (store, frame);
     }
   if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "stack");
+      cowscope_format_set_error (error, db, rc, path, "stack");
       return FALSE;
     }
   return TRUE;
@@ -198,7 +198,7 @@ load_lazy_clone (CowscopeCopyExplanation *self, CowscopeSessionDocument *documen
     return TRUE;
   if (rc != SQLITE_ROW)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "lazy clone");
+      cowscope_format_set_error (error, db, rc, path, "lazy clone");
       return FALSE;
     }
   self->lc_seq = INT (q, 0);
@@ -227,7 +227,7 @@ tensor_name (sqlite3 *db, const char *path, guint32 pid, guint64 id)
   sqlite3_bind_int64 (q, 2, pid);
   if (sqlite3_step (q) != SQLITE_ROW)
     return NULL;
-  return cowscope_session_db_column_text (q, 0);
+  return cowscope_format_column_text (q, 0);
 }
 
 /* Fills a materialization explanation from its row. */
@@ -240,17 +240,17 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
   self->pid = (guint32) INT (m, 1);
   self->tid = INT (m, 2);
   self->begin_ns = INT (m, 3);
-  self->end_ns = cowscope_session_db_column_int (m, 4, self->begin_ns);
+  self->end_ns = cowscope_format_column_int (m, 4, self->begin_ns);
   self->op = g_strdup (cowscope_session_document_op_name (document, INT (m, 5)));
   self->storage_id = (guint64) INT (m, 6);
   self->context_id = (guint64) INT (m, 7);
   self->tensor_id = (guint64) INT (m, 8);
   self->nbytes = (guint64) INT (m, 9);
-  gint64 kind = INT (m, 10) & 0xff;
+  gint64 kind = INT (m, 10) & COW_MATERIALIZE_KIND_MASK;
   self->copy_discarded = INT (m, 11) != 0;
   self->lock_wait_ns = INT (m, 12);
   self->allocation_id = (guint64) INT (m, 13);
-  gint64 lc_seq = cowscope_session_db_column_int (m, 14, -1);
+  gint64 lc_seq = cowscope_format_column_int (m, 14, -1);
   gint64 stack_id = INT (m, 15);
   self->thread_name = g_strdup (cowscope_session_document_thread_name (document, self->pid,
                                                                       self->tid));
@@ -261,12 +261,12 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
 
   switch (kind)
     {
-    case COWSCOPE_MATERIALIZE_COPY:
+    case COW_MATERIALIZE_COPY:
       self->mode = g_strdup ("copy");
       self->reason = g_strdup (_("Other storages still shared the bytes, so this write "
                                  "needed its own copy."));
       break;
-    case COWSCOPE_MATERIALIZE_STEAL:
+    case COW_MATERIALIZE_STEAL:
       self->mode = g_strdup ("steal");
       self->reason = g_strdup (
         self->copy_discarded
@@ -286,7 +286,7 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
   {
     g_autoptr (sqlite3_stmt) q = prepare1 (
       db, path,
-      "SELECT seq FROM events WHERE seq > ?1 AND seq <= ?1 + 100000 AND type = 15"
+      "SELECT seq FROM events WHERE seq > ?1 AND seq <= ?1 + 100000 AND type = :ev_materialize_end"
       " AND pid = ?2 AND v0 = ?3 ORDER BY seq LIMIT 1",
       self->seq, error);
     if (q == NULL)
@@ -312,7 +312,7 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
     if (sqlite3_step (q) == SQLITE_ROW)
       {
         self->cuda_id = INT (q, 0);
-        self->cuda_kind = cowscope_session_db_column_text (q, 1);
+        self->cuda_kind = cowscope_format_column_text (q, 1);
         self->cuda_start = INT (q, 2);
         self->cuda_end = INT (q, 3);
         self->cuda_bytes = (guint64) INT (q, 4);
@@ -348,7 +348,7 @@ explain_violation (CowscopeCopyExplanation *self, CowscopeSessionDocument *docum
   self->tid = INT (v, 2);
   self->begin_ns = self->end_ns = INT (v, 3);
   self->op = g_strdup (cowscope_session_document_op_name (document, INT (v, 4)));
-  self->access = g_strdup (INT (v, 5) == 2 ? "write" : "read");
+  self->access = g_strdup (INT (v, 5) == COW_ACCESS_WRITE ? "write" : "read");
   self->storage_id = (guint64) INT (v, 6);
   self->writer = (guint64) INT (v, 7);
   self->accessor = (guint64) INT (v, 8);
@@ -400,8 +400,8 @@ cowscope_copy_explanation_new (CowscopeSessionDocument *document, gint64 seq, GE
       g_autoptr (sqlite3_stmt) e = prepare1 (
         db, path,
         "SELECT b.seq FROM events e JOIN events b ON b.pid = e.pid AND b.v0 = e.v0"
-        " AND b.type = 14 AND b.seq < e.seq AND b.seq >= e.seq - 100000"
-        " WHERE e.seq = ?1 AND e.type = 15 ORDER BY b.seq DESC LIMIT 1",
+        " AND b.type = :ev_materialize_begin AND b.seq < e.seq AND b.seq >= e.seq - 100000"
+        " WHERE e.seq = ?1 AND e.type = :ev_materialize_end ORDER BY b.seq DESC LIMIT 1",
         seq, error);
       if (e == NULL)
         goto out;
@@ -421,7 +421,7 @@ cowscope_copy_explanation_new (CowscopeSessionDocument *document, gint64 seq, GE
     }
   else if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "materializations");
+      cowscope_format_set_error (error, db, rc, path, "materializations");
       goto out;
     }
   if (!found)
@@ -442,13 +442,13 @@ cowscope_copy_explanation_new (CowscopeSessionDocument *document, gint64 seq, GE
         }
       else if (rc != SQLITE_DONE)
         {
-          cowscope_session_db_set_error (error, db, rc, path, "violations");
+          cowscope_format_set_error (error, db, rc, path, "violations");
           goto out;
         }
     }
   if (!found)
-    g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
-                 COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION,
+    g_set_error (error, COWSCOPE_SESSION_ERROR,
+                 COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT,
                  _("Event %" PRId64 " is neither a copy nor a simulate-mode warning"),
                  seq);
 out:

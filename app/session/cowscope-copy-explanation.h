@@ -35,7 +35,7 @@ G_DECLARE_FINAL_TYPE (CowscopeCopyExplanation, cowscope_copy_explanation, COWSCO
 
 /* Explains the materialization or violation recorded at events.seq @seq
  * (a MATERIALIZE_BEGIN, its MATERIALIZE_END, or a SIMULATE_VIOLATION), in
- * the calling thread.  COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION
+ * the calling thread.  COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT
  * when @seq is neither. */
 CowscopeCopyExplanation *cowscope_copy_explanation_new (CowscopeSessionDocument *document,
                                                         gint64 seq, GError **error);

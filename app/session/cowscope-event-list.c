@@ -4,7 +4,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "cowscope-event-item.h"
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 struct _CowscopeEventList {
@@ -55,7 +55,7 @@ get_item (GListModel *model, guint position)
     : "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
       " ORDER BY seq LIMIT 1 OFFSET ?1";
   CowscopeEventItem *item = NULL;
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (db, cowscope_session_document_get_path (self->document), sql, NULL);
+  sqlite3_stmt *stmt = cowscope_format_statement (db, cowscope_session_document_get_path (self->document), sql, NULL);
   if (stmt != NULL)
     {
       sqlite3_bind_int64 (stmt, 1, key);
@@ -63,17 +63,17 @@ get_item (GListModel *model, guint position)
         {
           gint64 v[5];
           for (int k = 0; k < 5; k++)
-            v[k] = cowscope_session_db_column_int (stmt, 7 + k, 0);
-          gint64 type = cowscope_session_db_column_int (stmt, 4, 0);
+            v[k] = cowscope_format_column_int (stmt, 7 + k, 0);
+          gint64 type = cowscope_format_column_int (stmt, 4, 0);
           item = cowscope_event_item_new (
-            sqlite3_column_int64 (stmt, 0), cowscope_session_db_column_int (stmt, 1, 0),
-            (guint32) cowscope_session_db_column_int (stmt, 2, 0),
-            cowscope_session_db_column_int (stmt, 3, 0), type,
+            sqlite3_column_int64 (stmt, 0), cowscope_format_column_int (stmt, 1, 0),
+            (guint32) cowscope_format_column_int (stmt, 2, 0),
+            cowscope_format_column_int (stmt, 3, 0), type,
             cowscope_session_document_event_type_name (self->document, type),
             cowscope_session_document_op_name (self->document,
-                                               cowscope_session_db_column_int (stmt, 5, 0)),
-            cowscope_session_db_column_int (stmt, 6, 0), v,
-            cowscope_session_db_column_int (stmt, 12, 0));
+                                               cowscope_format_column_int (stmt, 5, 0)),
+            cowscope_format_column_int (stmt, 6, 0), v,
+            cowscope_format_column_int (stmt, 12, 0));
         }
       sqlite3_finalize (stmt);
     }
@@ -263,7 +263,7 @@ query_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     }
   g_autofree char *sql = query_sql (q);
   const char *path = cowscope_session_document_get_path (q->document);
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, sql, &error);
+  sqlite3_stmt *stmt = cowscope_format_statement (db, path, sql, &error);
   int rc = SQLITE_ERROR;
   if (stmt != NULL)
     {

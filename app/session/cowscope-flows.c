@@ -2,9 +2,8 @@
 #include "cowscope-flows.h"
 
 #include "cowscope-copy-explanation.h"
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
-#include "cowscope-session-model-error.h"
 
 /* The flows of a materialization, from its explanation (the owner of how
  * a copy's lazy clone and CUDA record are found). */
@@ -61,7 +60,7 @@ lazy_clone_flows (CowscopeSessionDocument *document, gint64 seq, GArray *flows, 
   if (db == NULL)
     return FALSE;
   const char *path = cowscope_session_document_get_path (document);
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
     db, path,
     "SELECT l.pid, l.tid, l.ts, m.seq, m.tid, m.begin_ts FROM lazy_clones l"
     " JOIN materializations m ON m.pid = l.pid AND m.lazy_clone_seq = l.seq"
@@ -73,19 +72,19 @@ lazy_clone_flows (CowscopeSessionDocument *document, gint64 seq, GArray *flows, 
       sqlite3_bind_int64 (stmt, 1, seq);
       while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
         {
-          guint32 pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0);
+          guint32 pid = (guint32) cowscope_format_column_int (stmt, 0, 0);
           CowscopeFlow flow = {
             .kind = COWSCOPE_FLOW_LAZY_CLONE_TO_COPY,
-            .from = { pid, cowscope_session_db_column_int (stmt, 1, 0), -1,
-                      cowscope_session_db_column_int (stmt, 2, 0), seq },
-            .to = { pid, cowscope_session_db_column_int (stmt, 4, 0), -1,
-                    cowscope_session_db_column_int (stmt, 5, 0),
-                    cowscope_session_db_column_int (stmt, 3, -1) },
+            .from = { pid, cowscope_format_column_int (stmt, 1, 0), -1,
+                      cowscope_format_column_int (stmt, 2, 0), seq },
+            .to = { pid, cowscope_format_column_int (stmt, 4, 0), -1,
+                    cowscope_format_column_int (stmt, 5, 0),
+                    cowscope_format_column_int (stmt, 3, -1) },
           };
           g_array_append_val (flows, flow);
         }
       if (rc != SQLITE_DONE)
-        cowscope_session_db_set_error (error, db, rc, path, "flows");
+        cowscope_format_set_error (error, db, rc, path, "flows");
     }
   gboolean ok = stmt != NULL && rc == SQLITE_DONE;
   g_clear_pointer (&stmt, sqlite3_finalize);
@@ -108,8 +107,8 @@ cowscope_flows_find (CowscopeSessionDocument *document, gint64 seq, GCancellable
       materialization_flows (ex, flows);
       return g_steal_pointer (&flows);
     }
-  if (!g_error_matches (local, COWSCOPE_SESSION_MODEL_ERROR,
-                        COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION))
+  if (!g_error_matches (local, COWSCOPE_SESSION_ERROR,
+                        COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT))
     {
       g_propagate_error (error, g_steal_pointer (&local));
       return NULL;

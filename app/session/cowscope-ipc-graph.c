@@ -23,7 +23,7 @@
 
 #include <stdlib.h>
 
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 typedef struct {
@@ -68,7 +68,7 @@ label_processes (CowscopeSessionDocument *document, CowscopeSharingGraph *graph)
 static gboolean
 read_refs (sqlite3 *db, const char *path, gint64 seq, GArray *refs, GError **error)
 {
-  g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
     db, path,
     "SELECT producer_pid, consumer_pid, allocation_id, storage_id, nbytes, receive_seq, cached,"
     " consumer_allocation_id, release_seq, limbo_enter_seq, limbo_free_seq"
@@ -81,23 +81,23 @@ read_refs (sqlite3 *db, const char *path, gint64 seq, GArray *refs, GError **err
   while ((rc = sqlite3_step (q)) == SQLITE_ROW)
     {
       Ref r = {
-        .producer = (guint32) cowscope_session_db_column_int (q, 0, 0),
-        .consumer = (guint32) cowscope_session_db_column_int (q, 1, 0),
-        .allocation = cowscope_session_db_column_int (q, 2, 0),
-        .storage = cowscope_session_db_column_int (q, 3, 0),
-        .nbytes = cowscope_session_db_column_int (q, 4, 0),
-        .receive = cowscope_session_db_column_int (q, 5, -1),
-        .cached = cowscope_session_db_column_int (q, 6, 0),
-        .consumer_allocation = cowscope_session_db_column_int (q, 7, 0),
-        .release = cowscope_session_db_column_int (q, 8, -1),
-        .limbo_enter = cowscope_session_db_column_int (q, 9, -1),
-        .limbo_free = cowscope_session_db_column_int (q, 10, -1),
+        .producer = (guint32) cowscope_format_column_int (q, 0, 0),
+        .consumer = (guint32) cowscope_format_column_int (q, 1, 0),
+        .allocation = cowscope_format_column_int (q, 2, 0),
+        .storage = cowscope_format_column_int (q, 3, 0),
+        .nbytes = cowscope_format_column_int (q, 4, 0),
+        .receive = cowscope_format_column_int (q, 5, -1),
+        .cached = cowscope_format_column_int (q, 6, 0),
+        .consumer_allocation = cowscope_format_column_int (q, 7, 0),
+        .release = cowscope_format_column_int (q, 8, -1),
+        .limbo_enter = cowscope_format_column_int (q, 9, -1),
+        .limbo_free = cowscope_format_column_int (q, 10, -1),
       };
       g_array_append_val (refs, r);
     }
   if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "ipc_refs");
+      cowscope_format_set_error (error, db, rc, path, "ipc_refs");
       return FALSE;
     }
   return TRUE;

@@ -4,7 +4,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-timeline-lane-private.h"
 
 char *
@@ -35,7 +35,7 @@ gboolean
 cowscope_ipc_has_table (sqlite3 *db, const char *path, const char *name, gboolean *has,
                         GError **error)
 {
-  g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
     db, path, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", error);
   if (q == NULL)
     return FALSE;
@@ -43,7 +43,7 @@ cowscope_ipc_has_table (sqlite3 *db, const char *path, const char *name, gboolea
   int rc = sqlite3_step (q);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, name);
+      cowscope_format_set_error (error, db, rc, path, name);
       return FALSE;
     }
   *has = rc == SQLITE_ROW;
@@ -85,13 +85,12 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
   /* IPC events: a range of the events_object index (type, pid, v0). */
   guint64 n_ipc = 0;
   {
-    g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+    g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
       db, path,
-      "SELECT seq, ts, pid FROM events WHERE type BETWEEN ?1 AND ?2", error);
+      "SELECT seq, ts, pid FROM events WHERE type BETWEEN :ev_ipc_send AND :ev_ipc_collect",
+      error);
     if (q == NULL)
       return FALSE;
-    sqlite3_bind_int (q, 1, COWSCOPE_EV_IPC_SEND);
-    sqlite3_bind_int (q, 2, COWSCOPE_EV_IPC_COLLECT);
     while ((rc = sqlite3_step (q)) == SQLITE_ROW)
       {
         guint32 pid = (guint32) sqlite3_column_int64 (q, 2);
@@ -101,7 +100,7 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
       }
     if (rc != SQLITE_DONE)
       {
-        cowscope_session_db_set_error (error, db, rc, path, "events");
+        cowscope_format_set_error (error, db, rc, path, "events");
         return FALSE;
       }
   }
@@ -113,7 +112,7 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
     return FALSE;
   if (has)
     {
-      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
+      g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
         db, path,
         "SELECT producer_pid, nbytes, limbo_enter_seq, limbo_enter_ts, limbo_free_ts,"
         " consumer_pid, cached, receive_seq, receive_ts, release_ts FROM ipc_refs",
@@ -122,23 +121,23 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
         return FALSE;
       while ((rc = sqlite3_step (q)) == SQLITE_ROW)
         {
-          guint64 nbytes = (guint64) MAX (cowscope_session_db_column_int (q, 1, 0), 0);
-          gint64 enter = cowscope_session_db_column_int (q, 3, -1);
+          guint64 nbytes = (guint64) MAX (cowscope_format_column_int (q, 1, 0), 0);
+          gint64 enter = cowscope_format_column_int (q, 3, -1);
           if (enter >= 0)
             cowscope_lane_index_add_span (
               index_for (indexes, (guint32) sqlite3_column_int64 (q, 0)), enter,
-              cowscope_session_db_column_int (q, 4, end_ns), sqlite3_column_int64 (q, 2),
+              cowscope_format_column_int (q, 4, end_ns), sqlite3_column_int64 (q, 2),
               COWSCOPE_ITEM_IPC_LIMBO, nbytes);
-          gint64 received = cowscope_session_db_column_int (q, 8, -1);
-          if (received >= 0 && cowscope_session_db_column_int (q, 6, 0) == 0)
+          gint64 received = cowscope_format_column_int (q, 8, -1);
+          if (received >= 0 && cowscope_format_column_int (q, 6, 0) == 0)
             cowscope_lane_index_add_span (
               index_for (indexes, (guint32) sqlite3_column_int64 (q, 5)), received,
-              cowscope_session_db_column_int (q, 9, end_ns), sqlite3_column_int64 (q, 7),
+              cowscope_format_column_int (q, 9, end_ns), sqlite3_column_int64 (q, 7),
               COWSCOPE_ITEM_IPC_HELD, nbytes);
         }
       if (rc != SQLITE_DONE)
         {
-          cowscope_session_db_set_error (error, db, rc, path, "ipc_refs");
+          cowscope_format_set_error (error, db, rc, path, "ipc_refs");
           return FALSE;
         }
     }

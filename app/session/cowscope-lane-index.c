@@ -395,109 +395,10 @@ cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0, gint64 t1,
     }
 }
 
-struct _CowscopeCounterSeries {
-  gint64 start;
-  double bin_ns;
-  guint n_bins;
-  double *min;
-  double *max;
-  double *last;
-  guint8 *touched;
-};
-
-/* A series of @n_bins equal bins over [start, end]. */
-CowscopeCounterSeries *
-cowscope_counter_series_new (gint64 start, gint64 end, guint n_bins)
-{
-  CowscopeCounterSeries *series = g_new0 (CowscopeCounterSeries, 1);
-  series->start = start;
-  series->n_bins = MAX (n_bins, 1);
-  series->bin_ns = MAX ((double) (end - start + 1) / series->n_bins, 1.0);
-  series->min = g_new0 (double, series->n_bins);
-  series->max = g_new0 (double, series->n_bins);
-  series->last = g_new0 (double, series->n_bins);
-  series->touched = g_new0 (guint8, series->n_bins);
-  return series;
-}
-
-/* Frees @series; NULL is ignored. */
-void
-cowscope_counter_series_free (CowscopeCounterSeries *series)
-{
-  if (series == NULL)
-    return;
-  g_free (series->min);
-  g_free (series->max);
-  g_free (series->last);
-  g_free (series->touched);
-  g_free (series);
-}
-
-/* The bin holding @ts, clamped to the series. */
-static guint
-bin_of (const CowscopeCounterSeries *series, gint64 ts)
-{
-  double b = floor ((double) (ts - series->start) / series->bin_ns);
-  if (b < 0)
-    return 0;
-  if (b >= series->n_bins)
-    return series->n_bins - 1;
-  return (guint) b;
-}
-
-/* Folds one value into its bin. */
-void
-cowscope_counter_series_set (CowscopeCounterSeries *series, gint64 ts, double value)
-{
-  guint b = bin_of (series, ts);
-  if (!series->touched[b])
-    {
-      series->touched[b] = 1;
-      series->min[b] = series->max[b] = value;
-    }
-  else
-    {
-      series->min[b] = MIN (series->min[b], value);
-      series->max[b] = MAX (series->max[b], value);
-    }
-  series->last[b] = value;
-}
-
-/* Sets one finished bin. */
-void
-cowscope_counter_series_set_bin (CowscopeCounterSeries *series, guint bin, double min,
-                                 double max, double last)
-{
-  if (bin >= series->n_bins)
-    return;
-  series->min[bin] = min;
-  series->max[bin] = max;
-  series->last[bin] = last;
-  series->touched[bin] = 1;
-}
-
-/* Carries each bin's last value into the next: a step function. */
-void
-cowscope_counter_series_finish (CowscopeCounterSeries *series)
-{
-  double carried = 0;
-  for (guint b = 0; b < series->n_bins; b++)
-    {
-      if (!series->touched[b])
-        series->min[b] = series->max[b] = series->last[b] = carried;
-      else
-        {
-          series->min[b] = MIN (series->min[b], carried);
-          series->max[b] = MAX (series->max[b], carried);
-        }
-      carried = series->last[b];
-    }
-}
-
 /* One sample per pixel from the bins it overlaps. */
 void
-cowscope_counter_series_query (const CowscopeCounterSeries *series, gint64 t0,
-                               gint64 t1, guint width, GArray *samples)
+cowscope_counter_bins_query (const CowscopeCounterBins *series, gint64 t0,
+                             gint64 t1, guint width, GArray *samples)
 {
   if (t1 <= t0 || width == 0)
     return;
@@ -506,7 +407,8 @@ cowscope_counter_series_query (const CowscopeCounterSeries *series, gint64 t0,
   for (guint p = 0; p < px.width; p++)
     {
       gint64 a = edge (&px, p), b = edge (&px, p + 1);
-      guint first = bin_of (series, a), last = bin_of (series, MAX (a, b - 1));
+      guint first = cowscope_counter_bins_index (series, a);
+      guint last = cowscope_counter_bins_index (series, MAX (a, b - 1));
       CowscopeCounterSample sample = { a, b, series->min[first], series->max[first],
                                        series->last[last], (guint16) p };
       for (guint k = first + 1; k <= last; k++)

@@ -8,8 +8,8 @@
  * (materializations, user ranges, CUDA activity) grouped by power-of-two
  * duration so that "spans at least one pixel wide in [t0, t1)" is a few
  * binary searches.  Built once by the loader, then read-only: queries
- * from any thread need no lock.  Schema-1 sessions, live snapshots and
- * process lanes use it; a schema-2 session's thread and CUDA lanes keep
+ * from any thread need no lock.  Live snapshots, process lanes and eager
+ * loads use it whole; a finalized session's thread and CUDA lanes keep
  * only their spans here and read their instants lazily
  * (cowscope-packed-lane.h).
  */
@@ -17,6 +17,7 @@
 
 #include <glib.h>
 
+#include "cowscope-format-counters.h"
 #include "cowscope-timeline-item.h"
 
 G_BEGIN_DECLS
@@ -59,29 +60,9 @@ void cowscope_lane_index_query (const CowscopeLaneIndex *index, gint64 t0,
                                 gint64 t1, guint width, GArray *items,
                                 GArray *spans);
 
-/* A counter's value over time, kept in fixed bins (min, max, last). */
-typedef struct _CowscopeCounterSeries CowscopeCounterSeries;
-
-/* A series of @n_bins bins covering [start, end]. */
-CowscopeCounterSeries *cowscope_counter_series_new (gint64 start, gint64 end,
-                                                    guint n_bins);
-void cowscope_counter_series_free (CowscopeCounterSeries *series);
-
-/* Records that the counter is @value from @ts on. */
-void cowscope_counter_series_set (CowscopeCounterSeries *series, gint64 ts,
-                                  double value);
-
-/* Sets bin @bin as already finished (a series read back from a session's
- * timeline_counters: do not call finish() on it). */
-void cowscope_counter_series_set_bin (CowscopeCounterSeries *series, guint bin,
-                                      double min, double max, double last);
-
-/* Fills bins no event touched with the value before them. */
-void cowscope_counter_series_finish (CowscopeCounterSeries *series);
-
-/* Appends @width CowscopeCounterSample (one per pixel) to @samples. */
-void cowscope_counter_series_query (const CowscopeCounterSeries *series,
-                                    gint64 t0, gint64 t1, guint width,
-                                    GArray *samples);
+/* Appends @width CowscopeCounterSample (one per pixel) of the finished
+ * counter track @bins to @samples. */
+void cowscope_counter_bins_query (const CowscopeCounterBins *bins, gint64 t0, gint64 t1,
+                                  guint width, GArray *samples);
 
 G_END_DECLS

@@ -6,9 +6,10 @@
  * mutex-protected slot holding the newest unpublished snapshot, which a
  * single idle source per snapshot moves into the object.
  *
- * Events become lane items and counter values by the loader's own rules
- * (cowscope-lane-rules.h) and graph state by cowscope-graph-state.c's,
- * shared with the graph builder; both are applied incrementally here.
+ * Events become lane items, counter values and graph state by the session
+ * format's rules (cowscope-format-timeline.h, cowscope-format-counters.h,
+ * cowscope-graph-state.h), which the finalizer and the graph builder
+ * apply too; here they are applied incrementally.
  */
 #include "cowscope-live-session.h"
 
@@ -18,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cowscope-format-counters.h"
+#include "cowscope-format-open.h"
+#include "cowscope-format-timeline.h"
+#include "cowscope-format-vocabulary.h"
 #include "cowscope-graph-state.h"
 #include "cowscope-lane-index.h"
-#include "cowscope-lane-rules.h"
-#include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-sharing-graph-private.h"
 #include "cowscope-timeline-lane-private.h"
@@ -31,10 +34,6 @@
 #define POLL_BUDGET_US (150 * 1000)
 #define POLL_MS 100
 #define COUNTER_BINS 4096
-
-/* The engine's dtype sizes by CowDType (the dtypes table is filled only
- * when the session is finalized). */
-static const guint dtype_sizes[] = { 4, 8, 4, 8, 1, 1 };
 
 /* ---- the running state (reader thread) --------------------------------- */
 
@@ -228,7 +227,7 @@ counters_apply (Reader *r, gint64 ts, guint32 pid, gint64 type, const gint64 v[5
 static void
 lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gint64 v[5])
 {
-  Instant in = { ts, seq, (float) cowscope_lane_rules_event_bytes (type, v), cowscope_lane_rules_event_kind (type, aux) };
+  Instant in = { ts, seq, (float) cowscope_timeline_event_bytes (type, v), cowscope_timeline_event_kind (type, aux) };
   if (lane->instants->len > 0
       && ts < g_array_index (lane->instants, Instant, lane->instants->len - 1).ts)
     lane->sorted = FALSE;
@@ -236,7 +235,7 @@ lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gi
 
   switch (type)
     {
-    case COWSCOPE_EV_MATERIALIZE_BEGIN:
+    case COW_EVENT_MATERIALIZE_BEGIN:
       {
         Span *s = g_new0 (Span, 1);
         s->start = ts;
@@ -245,16 +244,16 @@ lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gi
         g_hash_table_replace (lane->open_copies, g_memdup2 (&v[0], sizeof (gint64)), s);
         break;
       }
-    case COWSCOPE_EV_MATERIALIZE_END:
+    case COW_EVENT_MATERIALIZE_END:
       {
         Span *s = g_hash_table_lookup (lane->open_copies, &v[0]);
         Span span = { s != NULL ? s->start : ts, ts, s != NULL ? s->id : seq, (guint64) v[3],
-                      cowscope_lane_rules_event_kind (type, aux) };
+                      cowscope_timeline_event_kind (type, aux) };
         g_array_append_val (lane->spans, span);
         g_hash_table_remove (lane->open_copies, &v[0]);
         break;
       }
-    case COWSCOPE_EV_RANGE_BEGIN:
+    case COW_EVENT_RANGE_BEGIN:
       {
         Span *s = g_new0 (Span, 1);
         s->start = ts;
@@ -263,7 +262,7 @@ lane_apply (Lane *lane, gint64 seq, gint64 ts, gint64 type, gint64 aux, const gi
         g_hash_table_replace (lane->open_ranges, g_memdup2 (&v[0], sizeof (gint64)), s);
         break;
       }
-    case COWSCOPE_EV_RANGE_END:
+    case COW_EVENT_RANGE_END:
       {
         const Span *open = g_hash_table_lookup (lane->open_ranges, &v[0]);
         if (open != NULL)
@@ -285,19 +284,21 @@ static void
 totals_apply (CowscopeLiveTotals *t, gint64 type, gint64 aux, const gint64 v[5])
 {
   t->events++;
-  if (type == COWSCOPE_EV_LAZY_CLONE)
+  if (type == COW_EVENT_LAZY_CLONE)
     t->lazy_clones++;
-  else if (type == COWSCOPE_EV_LAZY_CLONE_EAGER)
+  else if (type == COW_EVENT_LAZY_CLONE_EAGER)
     {
       t->eager_copies++;
       t->bytes_copied += (guint64) MAX (v[4], 0);
     }
-  else if (type == COWSCOPE_EV_MATERIALIZE_END && (aux & 0xff) == COWSCOPE_MATERIALIZE_COPY)
+  else if (type == COW_EVENT_MATERIALIZE_END
+           && (aux & COW_MATERIALIZE_KIND_MASK) == COW_MATERIALIZE_COPY)
     {
       t->copies++;
       t->bytes_copied += (guint64) MAX (v[3], 0);
     }
-  else if (type == COWSCOPE_EV_MATERIALIZE_END && (aux & 0xff) == COWSCOPE_MATERIALIZE_STEAL)
+  else if (type == COW_EVENT_MATERIALIZE_END
+           && (aux & COW_MATERIALIZE_KIND_MASK) == COW_MATERIALIZE_STEAL)
     t->steals++;
 }
 
@@ -323,15 +324,10 @@ compare_rows (const void *a, const void *b)
 static gboolean
 reader_open (Reader *r)
 {
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2 (r->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL)
-      != SQLITE_OK)
-    {
-      sqlite3_close (db);
-      return FALSE;
-    }
-  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3 *db = cowscope_format_open (r->path, COWSCOPE_FORMAT_OPEN_READ_ONLY, NULL, NULL);
+  if (db == NULL)
+    return FALSE;
+  /* Polled: a busy file is read at the next tick. */
   sqlite3_busy_timeout (db, 100);
   r->db = db;
   return TRUE;
@@ -441,7 +437,7 @@ read_thread_names (Reader *r)
                              | ((guint64) sqlite3_column_int64 (q, 1) & 0xffffffffull));
       Lane *lane = g_hash_table_lookup (r->lanes, &key);
       if (lane != NULL && lane->name == NULL)
-        lane->name = cowscope_session_db_column_text (q, 2);
+        lane->name = cowscope_format_column_text (q, 2);
     }
   sqlite3_finalize (q);
 }
@@ -459,7 +455,7 @@ lookup_string (Reader *r, sqlite3_stmt *q, guint32 pid, gint64 id)
   sqlite3_bind_int64 (q, 2, id);
   if (sqlite3_step (q) == SQLITE_ROW)
     {
-      char *text = cowscope_session_db_column_text (q, 0);
+      char *text = cowscope_format_column_text (q, 0);
       if (text != NULL)
         g_hash_table_insert (r->strings, key, text);
       return text;
@@ -547,17 +543,17 @@ build_counters (Reader *r, CowscopeTimelineLane *counters[COWSCOPE_N_COUNTERS])
   static const char *const titles[COWSCOPE_N_COUNTERS] = {
     N_("Bytes allocated"), N_("Bytes shared lazily"), N_("Live storages"),
   };
-  CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
+  CowscopeCounterBins *series[COWSCOPE_N_COUNTERS];
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
-    series[i] = cowscope_counter_series_new (r->start_ns, r->end_ns, COUNTER_BINS);
+    series[i] = cowscope_counter_bins_new (r->start_ns, r->end_ns, COUNTER_BINS);
   for (guint k = 0; k < r->points->len; k++)
     {
       const CounterPoint *p = &g_array_index (r->points, CounterPoint, k);
-      cowscope_counter_series_set (series[p->counter], p->ts, p->value);
+      cowscope_counter_bins_set (series[p->counter], p->ts, p->value);
     }
   for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
     {
-      cowscope_counter_series_finish (series[i]);
+      cowscope_counter_bins_finish (series[i]);
       counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
                                                         _(titles[i]),
                                                         series[i]);
@@ -582,6 +578,7 @@ static CowscopeSharingGraph *
 build_graph (Reader *r)
 {
   NameLookup names = { r, NULL };
+  guint n_itemsizes;
   if (sqlite3_prepare_v2 (r->db, "SELECT value FROM strings WHERE pid = ?1 AND id = ?2", -1,
                           &names.q, NULL)
       != SQLITE_OK)
@@ -591,12 +588,13 @@ build_graph (Reader *r)
     .time = r->end_ns,
     .checkpoint_seq = -1,
     .n_replayed = r->n_events,
-    .itemsizes = dtype_sizes,
-    .n_itemsizes = G_N_ELEMENTS (dtype_sizes),
+    /* The dtypes table is filled only when the session is finalized. */
+    .itemsizes = cowscope_format_dtype_sizes (&n_itemsizes),
+    .n_itemsizes = n_itemsizes,
     .name_func = name_of,
     .name_data = &names,
   };
-  CowscopeSharingGraph *graph = cowscope_graph_state_assemble (r->graph, &options);
+  CowscopeSharingGraph *graph = cowscope_sharing_graph_new_from_state (r->graph, &options);
   g_clear_pointer (&names.q, sqlite3_finalize);
   return graph;
 }

@@ -1,7 +1,7 @@
 /* cowscope-object-events.c — see cowscope-object-events.h. */
 #include "cowscope-object-events.h"
 
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 typedef struct {
@@ -84,12 +84,12 @@ cowscope_object_event_from_row (sqlite3_stmt *stmt, CowscopeObjectEvent *ev)
   g_return_if_fail (stmt != NULL && ev != NULL);
   *ev = (CowscopeObjectEvent) {
     .seq = sqlite3_column_int64 (stmt, 0),
-    .pid = (guint32) cowscope_session_db_column_int (stmt, 1, 0),
-    .tid = cowscope_session_db_column_int (stmt, 2, 0),
-    .start_ns = cowscope_session_db_column_int (stmt, 3, 0),
+    .pid = (guint32) cowscope_format_column_int (stmt, 1, 0),
+    .tid = cowscope_format_column_int (stmt, 2, 0),
+    .start_ns = cowscope_format_column_int (stmt, 3, 0),
     .kind = cowscope_object_event_kind_from_word ((const char *) sqlite3_column_text (stmt, 5)),
   };
-  ev->end_ns = MAX (cowscope_session_db_column_int (stmt, 4, ev->start_ns), ev->start_ns);
+  ev->end_ns = MAX (cowscope_format_column_int (stmt, 4, ev->start_ns), ev->start_ns);
 }
 
 static int
@@ -120,7 +120,7 @@ find_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
         {
           if (g_cancellable_set_error_if_cancelled (cancellable, &error))
             break;
-          sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, *sql, &error);
+          sqlite3_stmt *stmt = cowscope_format_statement (db, path, *sql, &error);
           if (stmt == NULL)
             break;
           sqlite3_bind_int64 (stmt, 1, ref->pid);
@@ -133,7 +133,7 @@ find_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
               g_array_append_val (events, ev);
             }
           if (rc != SQLITE_DONE)
-            cowscope_session_db_set_error (&error, db, rc, path, "highlighted objects");
+            cowscope_format_set_error (&error, db, rc, path, "highlighted objects");
           sqlite3_finalize (stmt);
         }
     }

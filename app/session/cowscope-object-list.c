@@ -2,7 +2,7 @@
 #include "cowscope-object-list.h"
 
 #include "cowscope-object-item.h"
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 typedef struct {
@@ -56,7 +56,7 @@ get_item (GListModel *model, guint position)
   if (db == NULL)
     return NULL;
   CowscopeObjectItem *item = NULL;
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (
+  sqlite3_stmt *stmt = cowscope_format_statement (
     db, cowscope_session_document_get_path (self->document), sql[self->kind], NULL);
   if (stmt != NULL)
     {
@@ -64,13 +64,13 @@ get_item (GListModel *model, guint position)
       sqlite3_bind_int64 (stmt, 2, key->id);
       if (sqlite3_step (stmt) == SQLITE_ROW)
         {
-          g_autofree char *name = cowscope_session_db_column_text (stmt, 3);
-          gint64 op = cowscope_session_db_column_int (stmt, 4, -1);
+          g_autofree char *name = cowscope_format_column_text (stmt, 3);
+          gint64 op = cowscope_format_column_int (stmt, 4, -1);
           item = cowscope_object_item_new (
             self->kind, (guint32) key->pid, (guint64) key->id,
-            (guint64) cowscope_session_db_column_int (stmt, 0, 0),
-            cowscope_session_db_column_int (stmt, 1, -1),
-            cowscope_session_db_column_int (stmt, 2, -1), name,
+            (guint64) cowscope_format_column_int (stmt, 0, 0),
+            cowscope_format_column_int (stmt, 1, -1),
+            cowscope_format_column_int (stmt, 2, -1), name,
             op >= 0 ? cowscope_session_document_op_name (self->document, op) : NULL);
         }
       sqlite3_finalize (stmt);
@@ -114,7 +114,7 @@ cowscope_object_list_new (CowscopeSessionDocument *document, CowscopeNodeKind ki
                           GError **error)
 {
   g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
-  g_return_val_if_fail (kind < COWSCOPE_N_OBJECT_KINDS, NULL);
+  g_return_val_if_fail ((int) kind < (int) COWSCOPE_N_OBJECT_KINDS, NULL);
   const char *path = cowscope_session_document_get_path (document);
   sqlite3 *db = cowscope_session_document_acquire_db (document, error);
   if (db == NULL)
@@ -123,7 +123,7 @@ cowscope_object_list_new (CowscopeSessionDocument *document, CowscopeNodeKind ki
   self->document = g_object_ref (document);
   self->kind = kind;
   g_autofree char *sql = g_strdup_printf ("SELECT pid, id FROM %s ORDER BY pid, id", tables[kind]);
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (db, path, sql, error);
+  sqlite3_stmt *stmt = cowscope_format_statement (db, path, sql, error);
   gboolean ok = stmt != NULL;
   if (ok)
     {
@@ -135,7 +135,7 @@ cowscope_object_list_new (CowscopeSessionDocument *document, CowscopeNodeKind ki
         }
       if (rc != SQLITE_DONE)
         {
-          cowscope_session_db_set_error (error, db, rc, path, tables[kind]);
+          cowscope_format_set_error (error, db, rc, path, tables[kind]);
           ok = FALSE;
         }
       sqlite3_finalize (stmt);

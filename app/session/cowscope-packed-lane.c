@@ -5,11 +5,10 @@
 #include <glib/gi18n-lib.h>
 #include <sqlite3.h>
 
+#include "cowscope-format-open.h"
+#include "cowscope-format-timeline.h"
 #include "cowscope-lane-pixels.h"
-#include "cowscope-lane-rules.h"
-#include "cowscope-packed-reader.h"
-#include "cowscope-session-db.h"
-#include "cowscope-session-model-error.h"
+#include "cowscope-packed-records.h"
 
 #define BLOCK_SHIFT 6
 #define BLOCK (1u << BLOCK_SHIFT)
@@ -69,7 +68,8 @@ struct _CowscopePackedLane {
 
 struct _CowscopeChunkStore {
   gint refs;            /* atomic */
-  char *path;
+  char *path;           /* what the store's connection opens */
+  char *name;           /* the session as messages name it */
   guint8 cuda_kinds[256];
   guint8 event_kinds[256];       /* thread lanes: by event type */
   guint8 materialize_kinds[256]; /* materialize_end: by the low byte of aux */
@@ -97,21 +97,23 @@ decoded_unref (Decoded *d)
   g_free (d);
 }
 
-/* Reads one instant's record, updating @ts and @id (deltas). */
+/* Reads one instant's record (cowscope-packed-records.h), updating @ts
+ * and @id (deltas), and classifies it. */
 static inline void
 read_instant (const CowscopeChunkStore *store, gboolean cuda, CowscopePackedReader *r,
               gint64 *ts, gint64 *id, guint8 *kind, guint64 *bytes)
 {
-  *ts += cowscope_packed_s (r);
-  *id += cowscope_packed_s (r);
-  guint8 code = cowscope_packed_byte (r);
+  CowscopeInstant in = { .ts = *ts, .id = *id };
+  cowscope_instant_read (r, &in, cuda);
+  *ts = in.ts;
+  *id = in.id;
   if (cuda)
-    *kind = store->cuda_kinds[code];
-  else if (code == COWSCOPE_EV_MATERIALIZE_END)
-    *kind = store->materialize_kinds[cowscope_packed_byte (r)];
+    *kind = store->cuda_kinds[in.code];
+  else if (in.code == COW_EVENT_MATERIALIZE_END)
+    *kind = store->materialize_kinds[in.aux];
   else
-    *kind = store->event_kinds[code];
-  *bytes = cowscope_packed_u (r);
+    *kind = store->event_kinds[in.code];
+  *bytes = in.bytes;
 }
 
 /* Decodes @blob (@n instants from @first_ts to @last_ts, as the row
@@ -171,16 +173,17 @@ damaged:
 /* ---- the store ------------------------------------------------------------ */
 
 CowscopeChunkStore *
-cowscope_chunk_store_new (const char *path, const guint8 cuda_kinds[256])
+cowscope_chunk_store_new (const char *path, const char *name, const guint8 cuda_kinds[256])
 {
   CowscopeChunkStore *store = g_new0 (CowscopeChunkStore, 1);
   store->refs = 1;
   store->path = g_strdup (path);
+  store->name = g_strdup (name);
   memcpy (store->cuda_kinds, cuda_kinds, sizeof store->cuda_kinds);
   for (guint i = 0; i < 256; i++)
     {
-      store->event_kinds[i] = cowscope_lane_rules_event_kind (i, 0);
-      store->materialize_kinds[i] = cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, i);
+      store->event_kinds[i] = cowscope_timeline_event_kind (i, 0);
+      store->materialize_kinds[i] = cowscope_timeline_event_kind (COW_EVENT_MATERIALIZE_END, i);
     }
   g_mutex_init (&store->lock);
   store->decoded = g_hash_table_new (g_int64_hash, g_int64_equal);
@@ -210,6 +213,7 @@ cowscope_chunk_store_unref (CowscopeChunkStore *store)
   g_clear_error (&store->error);
   g_mutex_clear (&store->lock);
   g_free (store->path);
+  g_free (store->name);
   g_free (store);
 }
 
@@ -276,14 +280,14 @@ load_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Ch
 {
   if (store->db == NULL)
     {
-      store->db = cowscope_session_db_open (store->path, TRUE, NULL, error);
+      store->db = cowscope_format_open (store->path, COWSCOPE_FORMAT_OPEN_FINALIZED, NULL, error);
       if (store->db == NULL)
         return NULL;
     }
   if (store->select == NULL)
     {
-      store->select = cowscope_session_db_prepare (
-        store->db, store->path, "SELECT instants FROM timeline_chunks WHERE lane = ?1 AND chunk = ?2",
+      store->select = cowscope_format_statement (
+        store->db, store->name, "SELECT instants FROM timeline_chunks WHERE lane = ?1 AND chunk = ?2",
         error);
       if (store->select == NULL)
         return NULL;
@@ -299,7 +303,7 @@ load_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Ch
                      (gsize) sqlite3_column_bytes (q, 0));
   else if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, store->db, rc, store->path, "timeline_chunks");
+      cowscope_format_set_error (error, store->db, rc, store->name, "timeline_chunks");
       sqlite3_reset (q);
       return NULL;
     }
@@ -308,8 +312,8 @@ load_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Ch
     {
       g_autofree char *what = g_strdup_printf ("timeline lane %" G_GINT64_FORMAT ", chunk %u",
                                                lane->lane_id, c->chunk);
-      g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
-                   _("The session “%s” is damaged (%s)"), store->path, what);
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                   _("The session “%s” is damaged (%s)"), store->name, what);
       return NULL;
     }
   d->key = lane->lane_id << 32 | c->chunk;

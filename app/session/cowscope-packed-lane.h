@@ -1,4 +1,4 @@
-/* cowscope-packed-lane.h — a schema-2 session's timeline lanes read
+/* cowscope-packed-lane.h — a finalized session's timeline lanes read
  * lazily (private to the session model).
  *
  * At open a lane keeps, per chunk of timeline_chunks (up to 65,536
@@ -30,10 +30,11 @@ typedef struct _CowscopePackedLane CowscopePackedLane;
 
 #define COWSCOPE_CHUNK_STORE_DEFAULT_BUDGET (64u << 20)
 
-/* A store reading the session at @path (a connection of its own, opened
- * at the first load); @cuda_kinds maps cuda_kinds.id (0..255) to the
- * CowscopeItemKind drawn for it. */
-CowscopeChunkStore *cowscope_chunk_store_new (const char *path, const guint8 cuda_kinds[256]);
+/* A store reading the session file at @path (a connection of its own,
+ * opened at the first load) and naming it @name in messages; @cuda_kinds
+ * maps cuda_kinds.id (0..255) to the CowscopeItemKind drawn for it. */
+CowscopeChunkStore *cowscope_chunk_store_new (const char *path, const char *name,
+                                              const guint8 cuda_kinds[256]);
 CowscopeChunkStore *cowscope_chunk_store_ref (CowscopeChunkStore *store);
 void cowscope_chunk_store_unref (CowscopeChunkStore *store);
 

@@ -1,7 +1,7 @@
 /* cowscope-range-names.c — see cowscope-range-names.h. */
 #include "cowscope-range-names.h"
 
-#include "cowscope-session-db.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 
 /* Deeper parent chains than this are cut (a file is untrusted: a chain
@@ -160,7 +160,7 @@ cowscope_range_names_load (CowscopeSessionDocument *document, GCancellable *canc
     return NULL;
   CowscopeRangeNames *self = range_names_new_empty ();
   const char *path = cowscope_session_document_get_path (document);
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
     db, path, "SELECT pid, id, tid, name, parent_id FROM ranges", error);
   int rc = SQLITE_DONE;
   gboolean cancelled = FALSE;
@@ -172,19 +172,19 @@ cowscope_range_names_load (CowscopeSessionDocument *document, GCancellable *canc
           cancelled = TRUE;
           break;
         }
-      g_autofree char *name = cowscope_session_db_column_text (stmt, 3);
+      g_autofree char *name = cowscope_format_column_text (stmt, 3);
       CowscopeRangeRow row = {
-        .pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0),
-        .id = cowscope_session_db_column_int (stmt, 1, -1),
-        .tid = cowscope_session_db_column_int (stmt, 2, 0),
-        .parent = cowscope_session_db_column_int (stmt, 4, -1),
+        .pid = (guint32) cowscope_format_column_int (stmt, 0, 0),
+        .id = cowscope_format_column_int (stmt, 1, -1),
+        .tid = cowscope_format_column_int (stmt, 2, 0),
+        .parent = cowscope_format_column_int (stmt, 4, -1),
         .name = name,
       };
       add_row (self, &row);
     }
   gboolean ok = stmt != NULL && !cancelled && rc == SQLITE_DONE;
   if (stmt != NULL && !cancelled && rc != SQLITE_DONE)
-    cowscope_session_db_set_error (error, db, rc, path, "ranges");
+    cowscope_format_set_error (error, db, rc, path, "ranges");
   g_clear_pointer (&stmt, sqlite3_finalize);
   cowscope_session_document_release_db (document, db);
   if (!ok)

@@ -2,19 +2,20 @@
 #include "cowscope-session-document-private.h"
 
 #include <glib/gi18n-lib.h>
+#include <glib/gstdio.h>
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-format-counters.h"
+#include "cowscope-format-finalize.h"
+#include "cowscope-format-open.h"
+#include "cowscope-format-timeline.h"
 #include "cowscope-ipc-private.h"
 #include "cowscope-lane-index.h"
-#include "cowscope-lane-rules.h"
 #include "cowscope-packed-lane.h"
-#include "cowscope-packed-reader.h"
-#include "cowscope-session-db.h"
-#include "cowscope-session-model-error.h"
+#include "cowscope-packed-records.h"
 #include "cowscope-timeline-lane-private.h"
 
-#define COUNTER_BINS 65536
 #define POOL_MAX 4
 
 struct _CowscopeSessionDocument {
@@ -33,7 +34,9 @@ struct _CowscopeSessionDocument {
   GMutex pool_lock;         /* protects pool */
   GPtrArray *pool;          /* idle sqlite3 connections */
   gboolean eager;           /* decode every chunk at open (the old design) */
-  CowscopeChunkStore *store; /* schema 2: the decoded chunks of every lane */
+  CowscopeChunkStore *store; /* the decoded chunks of every lane */
+  char *db_path;            /* what connections open: path, or copy_path */
+  char *copy_path;          /* a finalized copy of an older session, or NULL */
 };
 
 enum {
@@ -65,6 +68,7 @@ cowscope_session_document_finalize (GObject *object)
 {
   CowscopeSessionDocument *self = COWSCOPE_SESSION_DOCUMENT (object);
   g_free (self->path);
+  g_free (self->db_path);
   g_clear_pointer (&self->meta, g_hash_table_unref);
   g_clear_pointer (&self->ops, g_hash_table_unref);
   g_clear_pointer (&self->event_types, g_hash_table_unref);
@@ -78,6 +82,9 @@ cowscope_session_document_finalize (GObject *object)
     sqlite3_close (g_ptr_array_index (self->pool, i));
   g_clear_pointer (&self->pool, g_ptr_array_unref);
   g_mutex_clear (&self->pool_lock);
+  if (self->copy_path != NULL)
+    g_unlink (self->copy_path);
+  g_free (self->copy_path);
   G_OBJECT_CLASS (cowscope_session_document_parent_class)->finalize (object);
 }
 
@@ -157,7 +164,7 @@ cowscope_session_document_acquire_db (CowscopeSessionDocument *self, GError **er
                                     : NULL;
   g_mutex_unlock (&self->pool_lock);
   if (db == NULL)
-    db = cowscope_session_db_open (self->path, TRUE, NULL, error);
+    db = cowscope_format_open (self->db_path, COWSCOPE_FORMAT_OPEN_FINALIZED, NULL, error);
   return db;
 }
 
@@ -255,13 +262,13 @@ static gboolean
 load_names (sqlite3 *db, const char *path, const char *sql, GHashTable *table,
             GError **error)
 {
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (db, path, sql, error);
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (db, path, sql, error);
   if (stmt == NULL)
     return FALSE;
   int rc;
   while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      char *name = cowscope_session_db_column_text (stmt, 1);
+      char *name = cowscope_format_column_text (stmt, 1);
       if (name == NULL || sqlite3_column_type (stmt, 0) != SQLITE_INTEGER)
         {
           g_free (name);
@@ -273,18 +280,144 @@ load_names (sqlite3 *db, const char *path, const char *sql, GHashTable *table,
     }
   if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, sql);
+      cowscope_format_set_error (error, db, rc, path, sql);
       return FALSE;
     }
   return TRUE;
 }
 
+/* The meta table, the op and event type names. */
+static gboolean
+load_meta (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt =
+    cowscope_format_statement (db, self->path, "SELECT key, value FROM meta", error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      char *key = cowscope_format_column_text (stmt, 0);
+      char *value = cowscope_format_column_text (stmt, 1);
+      if (key != NULL && value != NULL)
+        g_hash_table_replace (self->meta, key, value);
+      else
+        {
+          g_free (key);
+          g_free (value);
+        }
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, db, rc, self->path, "meta");
+      return FALSE;
+    }
+  return load_names (db, self->path, "SELECT id, name FROM ops", self->ops, error)
+         && load_names (db, self->path, "SELECT id, name FROM event_types", self->event_types,
+                        error);
+}
+
+/* The processes, by pid. */
+static gboolean
+load_processes (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
+    db, self->path,
+    "SELECT pid, ppid, exe, cmdline, start_ns, end_ns, end_reason, exit_status,"
+    " exit_signal, gpu_status FROM processes ORDER BY pid",
+    error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      CowscopeProcessInfo info = {
+        .pid = (guint32) cowscope_format_column_int (stmt, 0, 0),
+        .ppid = (guint32) cowscope_format_column_int (stmt, 1, 0),
+        .exe = cowscope_format_column_text (stmt, 2),
+        .cmdline = cowscope_format_column_text (stmt, 3),
+        .start_ns = cowscope_format_column_int (stmt, 4, -1),
+        .end_ns = cowscope_format_column_int (stmt, 5, -1),
+        .end_reason = cowscope_format_column_text (stmt, 6),
+        .exit_status = cowscope_format_column_int (stmt, 7, -1),
+        .exit_signal = cowscope_format_column_int (stmt, 8, -1),
+        .gpu_status = cowscope_format_column_text (stmt, 9),
+      };
+      g_array_append_val (self->processes, info);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, db, rc, self->path, "processes");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The threads' names. */
+static gboolean
+load_thread_names (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt =
+    cowscope_format_statement (db, self->path, "SELECT pid, tid, name FROM threads", error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+    {
+      gint64 key = (gint64) (((guint64) cowscope_format_column_int (stmt, 0, 0) << 32)
+                             | ((guint64) cowscope_format_column_int (stmt, 1, 0)
+                                & 0xffffffffull));
+      char *name = cowscope_format_column_text (stmt, 2);
+      if (name != NULL)
+        g_hash_table_replace (self->thread_names, g_memdup2 (&key, sizeof key), name);
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, db, rc, self->path, "threads");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads one integer result of @sql into @a and @b (NULL -> fallback). */
+static gboolean
+query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b,
+            gint64 fallback, GError **error)
+{
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (db, path, sql, error);
+  if (stmt == NULL)
+    return FALSE;
+  int rc = sqlite3_step (stmt);
+  if (rc != SQLITE_ROW)
+    {
+      cowscope_format_set_error (error, db, rc, path, sql);
+      return FALSE;
+    }
+  *a = cowscope_format_column_int (stmt, 0, fallback);
+  *b = cowscope_format_column_int (stmt, 1, fallback);
+  return TRUE;
+}
+
+/* The seq range of the events and the session's time span. */
+static gboolean
+load_bounds (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
+{
+  return query_pair (db, self->path,
+                     "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)",
+                     &self->first_seq, &self->last_seq, 0, error)
+         && cowscope_format_query_bounds (db, self->path, &self->start_ns, &self->end_ns, error);
+}
+
+/* ---- timeline lanes ----------------------------------------------------- */
+
+/* One thread or CUDA lane while it is read. */
 typedef struct {
   guint32 pid;
   gint64 tid;
-  gint64 device;
-  CowscopeLaneIndex *index;
-  CowscopePackedLane *packed; /* schema 2, read lazily: the instants */
+  gint64 device;              /* -1: a thread lane */
+  gboolean cuda;
+  CowscopeLaneIndex *index;   /* its spans (and, eager, its instants) */
+  CowscopePackedLane *packed; /* its instants, read lazily */
 } LaneBuild;
 
 static void
@@ -294,25 +427,6 @@ lane_build_free (gpointer data)
   cowscope_lane_index_free (build->index);
   cowscope_packed_lane_free (build->packed);
   g_free (build);
-}
-
-/* The lane builder for a key, created on first use. */
-static LaneBuild *
-lane_for (GHashTable *lanes, guint32 pid, gint64 tid, gint64 device)
-{
-  gint64 key = (gint64) (((guint64) pid << 32) ^ ((guint64) tid & 0xffffffffull)
-                         ^ ((guint64) device << 56));
-  LaneBuild *build = g_hash_table_lookup (lanes, &key);
-  if (build == NULL)
-    {
-      build = g_new0 (LaneBuild, 1);
-      build->pid = pid;
-      build->tid = tid;
-      build->device = device;
-      build->index = cowscope_lane_index_new ();
-      g_hash_table_insert (lanes, g_memdup2 (&key, sizeof key), build);
-    }
-  return build;
 }
 
 /* Orders lanes by (pid, device, tid). */
@@ -327,555 +441,346 @@ compare_lane_builds (gconstpointer a, gconstpointer b)
   return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Counter state while scanning events in time order. */
+/* What loading the timeline needs besides the document. */
 typedef struct {
-  CowscopeCounterRules rules;
-  CowscopeCounterSeries *series[COWSCOPE_N_COUNTERS];
-} Counters;
+  sqlite3 *db;
+  GHashTable *by_id;     /* timeline_lanes.id -> LaneBuild */
+  guint8 cuda_kinds[256]; /* cuda_activity.kind -> CowscopeItemKind */
+  guint64 n_chunks;
+  GCancellable *cancellable;
+  Progress *progress;
+} LaneLoad;
 
-/* Applies one event's effect on the counter tracks. */
-static void
-counters_apply (Counters *c, guint32 pid, gint64 ts, gint64 type, const gint64 v[4])
-{
-  guint changed = cowscope_counter_rules_apply (&c->rules, pid, type, v);
-  for (guint k = 0; changed != 0; k++, changed >>= 1)
-    if (changed & 1)
-      cowscope_counter_series_set (c->series[k], ts, c->rules.value[k]);
-}
-
-/* Reads one integer result of @sql into @a and @b (NULL -> fallback). */
+/* The item kind of each CUDA kind, from the session's cuda_kinds names. */
 static gboolean
-query_pair (sqlite3 *db, const char *path, const char *sql, gint64 *a, gint64 *b,
-            gint64 fallback, GError **error)
+load_cuda_kinds (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
 {
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (db, path, sql, error);
-  if (stmt == NULL)
+  g_autoptr (GHashTable) names = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                                        g_free);
+  if (!load_names (load->db, self->path, "SELECT id, name FROM cuda_kinds", names, error))
     return FALSE;
-  int rc = sqlite3_step (stmt);
-  if (rc != SQLITE_ROW)
-    {
-      cowscope_session_db_set_error (error, db, rc, path, sql);
-      return FALSE;
-    }
-  *a = cowscope_session_db_column_int (stmt, 0, fallback);
-  *b = cowscope_session_db_column_int (stmt, 1, fallback);
+  for (gint64 code = 0; code < 256; code++)
+    load->cuda_kinds[code] = cowscope_timeline_cuda_kind (g_hash_table_lookup (names, &code));
   return TRUE;
 }
 
-/* Schema 2: fills the lanes from timeline_lanes/_chunks/_spans and the
- * counter series from timeline_counters, without reading `events`.  The
- * instants stay in the file: each lane gets its chunks' rows (times and
- * counts, not their BLOBs) and decodes them when a query needs them
- * (cowscope-packed-lane.h); spans are decoded now.  An eager document
- * (the design before lazy lanes, kept to compare with) decodes every
- * chunk into memory instead. */
+/* timeline_lanes: one LaneBuild per row; the event count. */
 static gboolean
-load_packed (CowscopeSessionDocument *self, sqlite3 *db, GHashTable *lanes,
-             Counters *counters, gint64 max_ts, GCancellable *cancellable,
-             Progress *progress, GError **error)
+load_lane_rows (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
 {
-  const char *path = self->path;
-  int rc;
-  g_autoptr (GHashTable) by_id = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
-                                                       NULL);
-  g_autoptr (GHashTable) cuda_names = g_hash_table_new_full (g_int64_hash, g_int64_equal,
-                                                            g_free, g_free);
-  guint64 n_events = 0, n_chunks = 0, done = 0;
-  if (!load_names (db, path, "SELECT id, name FROM cuda_kinds", cuda_names, error))
-    return FALSE;
-  guint8 cuda_kinds[256];
-  for (gint64 code = 0; code < 256; code++)
-    cuda_kinds[code] = cowscope_lane_rules_cuda_kind (g_hash_table_lookup (cuda_names, &code));
-  self->store = cowscope_chunk_store_new (path, cuda_kinds);
-  {
-    g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
-      db, path,
-      "SELECT id, pid, tid, device, n_instants,"
-      " (SELECT count(*) FROM timeline_chunks c WHERE c.lane = l.id) FROM timeline_lanes l",
-      error);
-    if (q == NULL)
-      return FALSE;
-    while ((rc = sqlite3_step (q)) == SQLITE_ROW)
-      {
-        gint64 device = cowscope_session_db_column_int (q, 3, -1);
-        LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (q, 1, 0),
-                                     cowscope_session_db_column_int (q, 2, 0), MAX (device, -1));
-        gint64 *id = g_new (gint64, 1);
-        *id = sqlite3_column_int64 (q, 0);
-        g_hash_table_insert (by_id, id, build);
-        if (!self->eager && build->packed == NULL)
-          build->packed = cowscope_packed_lane_new (self->store, *id, device >= 0);
-        if (device < 0)
-          n_events += (guint64) cowscope_session_db_column_int (q, 4, 0);
-        n_chunks += (guint64) cowscope_session_db_column_int (q, 5, 0);
-      }
-    if (rc != SQLITE_DONE)
-      {
-        cowscope_session_db_set_error (error, db, rc, path, "timeline_lanes");
-        return FALSE;
-      }
-  }
-  self->n_events = n_events;
-
-  if (!self->eager)
-    {
-      /* The chunks' rows: the BLOB, last in the row, is not read. */
-      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
-        db, path, "SELECT lane, chunk, first_ts, last_ts, n FROM timeline_chunks"
-                  " ORDER BY lane, chunk", error);
-      if (q == NULL)
-        return FALSE;
-      while ((rc = sqlite3_step (q)) == SQLITE_ROW)
-        {
-          gint64 lane = sqlite3_column_int64 (q, 0);
-          LaneBuild *build = g_hash_table_lookup (by_id, &lane);
-          if (build == NULL || build->packed == NULL)
-            continue;
-          if (!cowscope_packed_lane_add_chunk (build->packed, sqlite3_column_int64 (q, 1),
-                                               cowscope_session_db_column_int (q, 2, 0),
-                                               cowscope_session_db_column_int (q, 3, -1),
-                                               cowscope_session_db_column_int (q, 4, 0)))
-            {
-              g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
-                           COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
-                           _("The session “%s” is damaged (%s)"), path, "timeline_chunks");
-              return FALSE;
-            }
-        }
-      if (rc != SQLITE_DONE)
-        {
-          cowscope_session_db_set_error (error, db, rc, path, "timeline_chunks");
-          return FALSE;
-        }
-      progress_report (progress, 0.5);
-    }
-
-  static const char *const sql[2] = {
-    "SELECT lane, instants FROM timeline_chunks ORDER BY lane, chunk",
-    "SELECT lane, spans FROM timeline_spans ORDER BY lane, chunk",
-  };
-  for (int pass = self->eager ? 0 : 1; pass < 2; pass++)
-    {
-      g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (db, path, sql[pass], error);
-      if (q == NULL)
-        return FALSE;
-      while ((rc = sqlite3_step (q)) == SQLITE_ROW)
-        {
-          gint64 lane = sqlite3_column_int64 (q, 0);
-          LaneBuild *build = g_hash_table_lookup (by_id, &lane);
-          if (build == NULL)
-            continue;
-          gboolean cuda = build->device >= 0;
-          CowscopePackedReader r;
-          cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 1),
-                                       (gsize) sqlite3_column_bytes (q, 1));
-          gint64 ts = 0, id = 0;
-          while (!cowscope_packed_reader_done (&r))
-            {
-              ts += cowscope_packed_s (&r);
-              guint64 len = 0;
-              if (pass == 1)
-                len = cowscope_packed_u (&r);
-              id += cowscope_packed_s (&r);
-              guint8 code = cowscope_packed_byte (&r);
-              guint8 kind;
-              if (cuda)
-                kind = cuda_kinds[code];
-              else if (pass == 1)
-                kind = code == 255 ? COWSCOPE_ITEM_RANGE
-                                   : cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, code);
-              else
-                kind = cowscope_lane_rules_event_kind (code, code == COWSCOPE_EV_MATERIALIZE_END
-                                                               ? cowscope_packed_byte (&r) : 0);
-              guint64 bytes = cowscope_packed_u (&r);
-              if (!cowscope_packed_reader_ok (&r))
-                break;
-              if (pass == 0)
-                cowscope_lane_index_append (build->index, ts, id, kind, bytes);
-              else
-                {
-                  gint64 end = len == 0 ? max_ts
-                                        : ts + ((gint64) ((len - 1) >> 1) ^ -(gint64) ((len - 1) & 1));
-                  cowscope_lane_index_add_span (build->index, ts, end, id, kind, bytes);
-                }
-            }
-          if (!cowscope_packed_reader_ok (&r))
-            {
-              g_set_error (error, COWSCOPE_SESSION_MODEL_ERROR,
-                           COWSCOPE_SESSION_MODEL_ERROR_DAMAGED,
-                           _("The session “%s” is damaged (%s)"), path, "timeline");
-              return FALSE;
-            }
-          if (pass == 0)
-            {
-              if (g_cancellable_set_error_if_cancelled (cancellable, error))
-                return FALSE;
-              progress_report (progress, 0.9 * (double) ++done / (double) MAX (n_chunks, 1));
-            }
-        }
-      if (rc != SQLITE_DONE)
-        {
-          cowscope_session_db_set_error (error, db, rc, path, sql[pass]);
-          return FALSE;
-        }
-    }
-
-  /* Counter tracks, already binned. */
-  g_autoptr (sqlite3_stmt) q = cowscope_session_db_prepare (
-    db, path, "SELECT counter, start_ns, end_ns, n_bins, bins FROM timeline_counters", error);
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    load->db, self->path,
+    "SELECT id, pid, tid, device, n_instants,"
+    " (SELECT count(*) FROM timeline_chunks c WHERE c.lane = l.id) FROM timeline_lanes l",
+    error);
   if (q == NULL)
     return FALSE;
+  int rc;
   while ((rc = sqlite3_step (q)) == SQLITE_ROW)
     {
-      gint64 k = sqlite3_column_int64 (q, 0);
-      gint64 n_bins = sqlite3_column_int64 (q, 3);
-      if (k < 0 || k >= COWSCOPE_N_COUNTERS || n_bins <= 0 || n_bins > G_MAXINT32
-          || sqlite3_column_bytes (q, 4) != n_bins * 24)
+      gint64 id = sqlite3_column_int64 (q, 0);
+      if (g_hash_table_contains (load->by_id, &id))
         continue;
-      CowscopePackedReader r;
-      cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 4),
-                                   (gsize) sqlite3_column_bytes (q, 4));
-      CowscopeCounterSeries *series = cowscope_counter_series_new (
-        sqlite3_column_int64 (q, 1), sqlite3_column_int64 (q, 2), (guint) n_bins);
-      for (guint b = 0; b < (guint) n_bins; b++)
-        {
-          double min = cowscope_packed_double (&r), max = cowscope_packed_double (&r);
-          cowscope_counter_series_set_bin (series, b, min, max, cowscope_packed_double (&r));
-        }
-      cowscope_counter_series_free (counters->series[k]);
-      counters->series[k] = series;
+      LaneBuild *build = g_new0 (LaneBuild, 1);
+      build->pid = (guint32) cowscope_format_column_int (q, 1, 0);
+      build->tid = cowscope_format_column_int (q, 2, 0);
+      build->device = MAX (cowscope_format_column_int (q, 3, -1), -1);
+      build->cuda = build->device >= 0;
+      build->index = cowscope_lane_index_new ();
+      if (!self->eager)
+        build->packed = cowscope_packed_lane_new (self->store, id, build->cuda);
+      g_hash_table_insert (load->by_id, g_memdup2 (&id, sizeof id), build);
+      if (!build->cuda)
+        self->n_events += (guint64) cowscope_format_column_int (q, 4, 0);
+      load->n_chunks += (guint64) cowscope_format_column_int (q, 5, 0);
     }
   if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "timeline_counters");
+      cowscope_format_set_error (error, load->db, rc, self->path, "timeline_lanes");
       return FALSE;
     }
   return TRUE;
 }
 
-/* Does the whole load on @db: metadata, processes, lane index. */
+static void
+set_damaged (GError **error, const char *path, const char *what)
+{
+  g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+               _("The session “%s” is damaged (%s)"), path, what);
+}
+
+/* timeline_chunks' rows, not their BLOBs (the last column, never read):
+ * each lane learns its chunks' times and counts, and decodes a chunk when
+ * a query first needs it. */
+static gboolean
+load_chunk_rows (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
+{
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    load->db, self->path,
+    "SELECT lane, chunk, first_ts, last_ts, n FROM timeline_chunks ORDER BY lane, chunk", error);
+  if (q == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      gint64 lane = sqlite3_column_int64 (q, 0);
+      LaneBuild *build = g_hash_table_lookup (load->by_id, &lane);
+      if (build == NULL)
+        continue;
+      if (!cowscope_packed_lane_add_chunk (build->packed, sqlite3_column_int64 (q, 1),
+                                           cowscope_format_column_int (q, 2, 0),
+                                           cowscope_format_column_int (q, 3, -1),
+                                           cowscope_format_column_int (q, 4, 0)))
+        {
+          set_damaged (error, self->path, "timeline_chunks");
+          return FALSE;
+        }
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, load->db, rc, self->path, "timeline_chunks");
+      return FALSE;
+    }
+  progress_report (load->progress, 0.5);
+  return TRUE;
+}
+
+/* Every chunk's instants decoded into the lanes' in-memory indexes (the
+ * design before lazy lanes, kept to compare with). */
+static gboolean
+load_instants_eagerly (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
+{
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    load->db, self->path, "SELECT lane, instants FROM timeline_chunks ORDER BY lane, chunk", error);
+  if (q == NULL)
+    return FALSE;
+  guint64 done = 0;
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      gint64 lane = sqlite3_column_int64 (q, 0);
+      LaneBuild *build = g_hash_table_lookup (load->by_id, &lane);
+      if (build == NULL)
+        continue;
+      CowscopePackedReader r;
+      cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 1),
+                                   (gsize) sqlite3_column_bytes (q, 1));
+      CowscopeInstant in = { 0 };
+      while (!cowscope_packed_reader_done (&r))
+        {
+          cowscope_instant_read (&r, &in, build->cuda);
+          if (!cowscope_packed_reader_ok (&r))
+            break;
+          guint8 kind = build->cuda ? load->cuda_kinds[in.code]
+                                    : cowscope_timeline_event_kind (in.code, in.aux);
+          cowscope_lane_index_append (build->index, in.ts, in.id, kind, in.bytes);
+        }
+      if (!cowscope_packed_reader_ok (&r))
+        {
+          set_damaged (error, self->path, "timeline");
+          return FALSE;
+        }
+      if (g_cancellable_set_error_if_cancelled (load->cancellable, error))
+        return FALSE;
+      progress_report (load->progress, 0.9 * (double) ++done / (double) MAX (load->n_chunks, 1));
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, load->db, rc, self->path, "timeline_chunks");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* timeline_spans: materializations, user ranges and CUDA records, into
+ * the lanes' in-memory indexes; a span still open ends with the session. */
+static gboolean
+load_spans (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
+{
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    load->db, self->path, "SELECT lane, spans FROM timeline_spans ORDER BY lane, chunk", error);
+  if (q == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      gint64 lane = sqlite3_column_int64 (q, 0);
+      LaneBuild *build = g_hash_table_lookup (load->by_id, &lane);
+      if (build == NULL)
+        continue;
+      CowscopePackedReader r;
+      cowscope_packed_reader_init (&r, sqlite3_column_blob (q, 1),
+                                   (gsize) sqlite3_column_bytes (q, 1));
+      CowscopeSpan span = { 0 };
+      while (!cowscope_packed_reader_done (&r))
+        {
+          cowscope_span_read (&r, &span);
+          if (!cowscope_packed_reader_ok (&r))
+            break;
+          guint8 kind = build->cuda ? load->cuda_kinds[span.code]
+                                    : cowscope_timeline_span_kind (span.code);
+          cowscope_lane_index_add_span (build->index, span.start,
+                                        span.open ? self->end_ns : span.end, span.id, kind,
+                                        span.bytes);
+        }
+      if (!cowscope_packed_reader_ok (&r))
+        {
+          set_damaged (error, self->path, "timeline");
+          return FALSE;
+        }
+    }
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, load->db, rc, self->path, "timeline_spans");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The thread lanes, then the CUDA streams, in (pid, device, tid) order. */
+static void
+publish_lanes (CowscopeSessionDocument *self, LaneLoad *load)
+{
+  g_autoptr (GPtrArray) builds = g_ptr_array_new_with_free_func (lane_build_free);
+  GHashTableIter iter;
+  gpointer key, value;
+  g_hash_table_iter_init (&iter, load->by_id);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      g_ptr_array_add (builds, value);
+      g_hash_table_iter_steal (&iter);
+      g_free (key);
+    }
+  g_ptr_array_sort (builds, compare_lane_builds);
+  for (int pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < builds->len; i++)
+      {
+        LaneBuild *build = g_ptr_array_index (builds, i);
+        if (build->cuda != (pass == 1))
+          continue;
+        cowscope_lane_index_finish (build->index);
+        g_autofree char *title = NULL;
+        if (build->cuda)
+          title = g_strdup_printf (_("CUDA stream %" PRId64 " (device %" PRId64 ", process %u)"),
+                                   build->tid, build->device, build->pid);
+        else
+          {
+            const char *name = cowscope_session_document_thread_name (self, build->pid,
+                                                                      build->tid);
+            title = name ? g_strdup_printf (_("%s (thread %" PRId64 ")"), name, build->tid)
+                         : g_strdup_printf (_("Thread %" PRId64), build->tid);
+          }
+        g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_packed (
+          build->cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,
+          build->tid, build->cuda ? build->device : -1, g_steal_pointer (&build->index),
+          g_steal_pointer (&build->packed));
+        g_list_store_append (self->lanes, lane);
+      }
+}
+
+/* The thread and CUDA lanes, from the packed tables (the instants stay
+ * in the file unless the document is eager: cowscope-packed-lane.h). */
+static gboolean
+load_lanes (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
+{
+  if (!load_cuda_kinds (self, load, error))
+    return FALSE;
+  self->store = cowscope_chunk_store_new (self->db_path, self->path, load->cuda_kinds);
+  if (!load_lane_rows (self, load, error)
+      || !(self->eager ? load_instants_eagerly (self, load, error)
+                       : load_chunk_rows (self, load, error))
+      || !load_spans (self, load, error))
+    return FALSE;
+  publish_lanes (self, load);
+  return TRUE;
+}
+
+/* The three counter tracks, already binned in timeline_counters (a track
+ * missing or unreadable there stays at 0). */
+static gboolean
+load_counters (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
+{
+  static const char *const titles[COWSCOPE_N_COUNTERS] = {
+    N_("Bytes allocated"), N_("Bytes shared lazily"), N_("Live storages"),
+  };
+  CowscopeCounterBins *bins[COWSCOPE_N_COUNTERS] = { NULL };
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    db, self->path, "SELECT counter, start_ns, end_ns, n_bins, bins FROM timeline_counters",
+    error);
+  if (q == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      gint64 k = sqlite3_column_int64 (q, 0);
+      if (k < 0 || k >= COWSCOPE_N_COUNTERS)
+        continue;
+      CowscopeCounterBins *read = cowscope_counter_bins_read (
+        sqlite3_column_int64 (q, 1), sqlite3_column_int64 (q, 2), sqlite3_column_int64 (q, 3),
+        sqlite3_column_blob (q, 4), (gsize) sqlite3_column_bytes (q, 4));
+      if (read == NULL)
+        continue;
+      cowscope_counter_bins_free (bins[k]);
+      bins[k] = read;
+    }
+  if (rc != SQLITE_DONE)
+    {
+      for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+        cowscope_counter_bins_free (bins[i]);
+      cowscope_format_set_error (error, db, rc, self->path, "timeline_counters");
+      return FALSE;
+    }
+  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
+    {
+      if (bins[i] == NULL)
+        {
+          bins[i] = cowscope_counter_bins_new (self->start_ns, self->end_ns, COWSCOPE_COUNTER_BINS);
+          cowscope_counter_bins_finish (bins[i]);
+        }
+      self->counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
+                                                              _(titles[i]), bins[i]);
+      g_list_store_append (self->lanes, self->counters[i]);
+    }
+  return TRUE;
+}
+
+/* Does the whole load on @db: metadata, processes, lanes. */
 static gboolean
 load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
       Progress *progress, GError **error)
 {
-  const char *path = self->path;
-  int rc;
-
-  /* meta */
-  {
-    g_autoptr (sqlite3_stmt) stmt =
-      cowscope_session_db_prepare (db, path, "SELECT key, value FROM meta", error);
-    if (stmt == NULL)
-      return FALSE;
-    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-      {
-        char *key = cowscope_session_db_column_text (stmt, 0);
-        char *value = cowscope_session_db_column_text (stmt, 1);
-        if (key != NULL && value != NULL)
-          g_hash_table_replace (self->meta, key, value);
-        else
-          {
-            g_free (key);
-            g_free (value);
-          }
-      }
-    if (rc != SQLITE_DONE)
-      {
-        cowscope_session_db_set_error (error, db, rc, path, "meta");
-        return FALSE;
-      }
-  }
-
-  if (!load_names (db, path, "SELECT id, name FROM ops", self->ops, error)
-      || !load_names (db, path, "SELECT id, name FROM event_types", self->event_types, error))
-    return FALSE;
-
-  /* processes */
-  {
-    g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
-      db, path,
-      "SELECT pid, ppid, exe, cmdline, start_ns, end_ns, end_reason, exit_status,"
-      " exit_signal, gpu_status FROM processes ORDER BY pid",
-      error);
-    if (stmt == NULL)
-      return FALSE;
-    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-      {
-        CowscopeProcessInfo info = {
-          .pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0),
-          .ppid = (guint32) cowscope_session_db_column_int (stmt, 1, 0),
-          .exe = cowscope_session_db_column_text (stmt, 2),
-          .cmdline = cowscope_session_db_column_text (stmt, 3),
-          .start_ns = cowscope_session_db_column_int (stmt, 4, -1),
-          .end_ns = cowscope_session_db_column_int (stmt, 5, -1),
-          .end_reason = cowscope_session_db_column_text (stmt, 6),
-          .exit_status = cowscope_session_db_column_int (stmt, 7, -1),
-          .exit_signal = cowscope_session_db_column_int (stmt, 8, -1),
-          .gpu_status = cowscope_session_db_column_text (stmt, 9),
-        };
-        g_array_append_val (self->processes, info);
-      }
-    if (rc != SQLITE_DONE)
-      {
-        cowscope_session_db_set_error (error, db, rc, path, "processes");
-        return FALSE;
-      }
-  }
-
-  /* thread names */
-  {
-    g_autoptr (sqlite3_stmt) stmt =
-      cowscope_session_db_prepare (db, path, "SELECT pid, tid, name FROM threads", error);
-    if (stmt == NULL)
-      return FALSE;
-    while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-      {
-        gint64 key = (gint64) (((guint64) cowscope_session_db_column_int (stmt, 0, 0) << 32)
-                               | ((guint64) cowscope_session_db_column_int (stmt, 1, 0)
-                                  & 0xffffffffull));
-        char *name = cowscope_session_db_column_text (stmt, 2);
-        if (name != NULL)
-          g_hash_table_replace (self->thread_names, g_memdup2 (&key, sizeof key), name);
-      }
-    if (rc != SQLITE_DONE)
-      {
-        cowscope_session_db_set_error (error, db, rc, path, "threads");
-        return FALSE;
-      }
-  }
-
-  /* bounds: min/max on rowid and (with the finalizer's index) on ts are
-   * O(log n), but only one per SELECT (SQLite scans the whole table or
-   * index for "min(x), max(x)" in one query). */
-  gint64 first_seq, last_seq, min_ts, max_ts, cuda_min, cuda_max;
-  if (!query_pair (db, path,
-                   "SELECT (SELECT min(seq) FROM events), (SELECT max(seq) FROM events)",
-                   &first_seq, &last_seq, 0, error)
-      || !query_pair (db, path,
-                      "SELECT (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)",
-                      &min_ts, &max_ts, G_MININT64, error)
-      || !query_pair (db, path,
-                      "SELECT (SELECT min(start_ns) FROM cuda_activity),"
-                      " (SELECT max(end_ns) FROM cuda_activity)",
-                      &cuda_min, &cuda_max, G_MININT64, error))
-    return FALSE;
-  if (min_ts == G_MININT64)
-    min_ts = max_ts = cuda_min != G_MININT64 ? cuda_min : 0;
-  if (cuda_min != G_MININT64)
-    {
-      min_ts = MIN (min_ts, cuda_min);
-      max_ts = MAX (max_ts, cuda_max);
-    }
-  if (max_ts < min_ts)
-    max_ts = min_ts;
-  self->start_ns = min_ts;
-  self->end_ns = max_ts;
-  self->first_seq = first_seq;
-  self->last_seq = last_seq;
-
-  g_autoptr (GHashTable) lanes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+  g_autoptr (GHashTable) by_id = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                                         lane_build_free);
-  Counters counters = { 0 };
-  cowscope_counter_rules_init (&counters.rules);
-  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
-    counters.series[i] = cowscope_counter_series_new (min_ts, max_ts, COUNTER_BINS);
-
-  gboolean ok = FALSE;
-  gboolean packed = cowscope_session_db_has_packed_index (db);
-  sqlite3_stmt *scan = NULL;
-  if (packed)
-    {
-      if (!load_packed (self, db, lanes, &counters, max_ts, cancellable, progress, error))
-        goto out;
-      goto lanes_done;
-    }
-  scan = cowscope_session_db_prepare (
-    db, path, "SELECT seq, ts, pid, tid, type, aux, v0, v1, v2, v3 FROM events", error);
-  if (scan == NULL)
-    goto out;
-  {
-    double span = (double) MAX (last_seq - first_seq + 1, 1);
-    guint64 n = 0;
-    LaneBuild *last = NULL;
-    while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
-      {
-        gint64 seq = sqlite3_column_int64 (scan, 0);
-        gint64 ts = sqlite3_column_int64 (scan, 1);
-        guint32 pid = (guint32) sqlite3_column_int64 (scan, 2);
-        gint64 tid = sqlite3_column_int64 (scan, 3);
-        gint64 type = sqlite3_column_int64 (scan, 4);
-        gint64 aux = sqlite3_column_int64 (scan, 5);
-        gint64 v[4];
-        for (int k = 0; k < 4; k++)
-          v[k] = sqlite3_column_int64 (scan, 6 + k); /* NULL reads as 0 */
-        if (last == NULL || last->pid != pid || last->tid != tid)
-          last = lane_for (lanes, pid, tid, -1);
-        cowscope_lane_index_append (last->index, ts, seq, cowscope_lane_rules_event_kind (type, aux),
-                                    cowscope_lane_rules_event_bytes (type, v));
-        counters_apply (&counters, pid, ts, type, v);
-        if ((++n & 0xffff) == 0)
-          {
-            if (g_cancellable_set_error_if_cancelled (cancellable, error))
-              goto out;
-            progress_report (progress, 0.9 * (double) (seq - first_seq) / span);
-          }
-      }
-    if (rc != SQLITE_DONE)
-      {
-        cowscope_session_db_set_error (error, db, rc, path, "events");
-        goto out;
-      }
-    self->n_events = n;
-  }
-  g_clear_pointer (&scan, sqlite3_finalize);
-
-  /* Spans on thread lanes: materializations and user ranges. */
-  scan = cowscope_session_db_prepare (
-    db, path, "SELECT seq, pid, tid, begin_ts, end_ts, kind, nbytes FROM materializations",
-    error);
-  if (scan == NULL)
-    goto out;
-  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
-    {
-      gint64 begin = cowscope_session_db_column_int (scan, 3, G_MININT64);
-      if (begin == G_MININT64)
-        continue;
-      gint64 kind = cowscope_session_db_column_int (scan, 5, 0);
-      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
-                                   cowscope_session_db_column_int (scan, 2, 0), -1);
-      cowscope_lane_index_add_span (build->index, begin,
-                                    cowscope_session_db_column_int (scan, 4, begin),
-                                    sqlite3_column_int64 (scan, 0),
-                                    cowscope_lane_rules_event_kind (COWSCOPE_EV_MATERIALIZE_END, kind),
-                                    (guint64) cowscope_session_db_column_int (scan, 6, 0));
-    }
-  if (rc != SQLITE_DONE)
-    {
-      cowscope_session_db_set_error (error, db, rc, path, "materializations");
-      goto out;
-    }
-  g_clear_pointer (&scan, sqlite3_finalize);
-
-  scan = cowscope_session_db_prepare (db, path,
-                                      "SELECT id, pid, tid, begin_ts, end_ts FROM ranges", error);
-  if (scan == NULL)
-    goto out;
-  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
-    {
-      gint64 begin = cowscope_session_db_column_int (scan, 3, G_MININT64);
-      if (begin == G_MININT64)
-        continue;
-      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
-                                   cowscope_session_db_column_int (scan, 2, 0), -1);
-      cowscope_lane_index_add_span (build->index, begin,
-                                    cowscope_session_db_column_int (scan, 4, max_ts),
-                                    sqlite3_column_int64 (scan, 0), COWSCOPE_ITEM_RANGE, 0);
-    }
-  if (rc != SQLITE_DONE)
-    {
-      cowscope_session_db_set_error (error, db, rc, path, "ranges");
-      goto out;
-    }
-  g_clear_pointer (&scan, sqlite3_finalize);
-
-  /* CUDA streams. */
-  scan = cowscope_session_db_prepare (
-    db, path,
-    "SELECT a.id, a.pid, a.device_id, a.stream_id, a.start_ns, a.end_ns, a.bytes, k.name"
-    " FROM cuda_activity a LEFT JOIN cuda_kinds k ON k.id = a.kind",
-    error);
-  if (scan == NULL)
-    goto out;
-  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
-    {
-      gint64 start = cowscope_session_db_column_int (scan, 4, G_MININT64);
-      if (start == G_MININT64)
-        continue;
-      LaneBuild *build = lane_for (lanes, (guint32) cowscope_session_db_column_int (scan, 1, 0),
-                                   cowscope_session_db_column_int (scan, 3, 0),
-                                   MAX (cowscope_session_db_column_int (scan, 2, 0), 0));
-      guint8 kind = cowscope_lane_rules_cuda_kind ((const char *) sqlite3_column_text (scan, 7));
-      gint64 id = sqlite3_column_int64 (scan, 0);
-      guint64 bytes = (guint64) cowscope_session_db_column_int (scan, 6, 0);
-      cowscope_lane_index_append (build->index, start, id, kind, bytes);
-      cowscope_lane_index_add_span (build->index, start,
-                                    cowscope_session_db_column_int (scan, 5, start), id, kind,
-                                    bytes);
-    }
-  if (rc != SQLITE_DONE)
-    {
-      cowscope_session_db_set_error (error, db, rc, path, "cuda_activity");
-      goto out;
-    }
-  g_clear_pointer (&scan, sqlite3_finalize);
-
-lanes_done:
-  /* Lanes in order: threads, then CUDA streams, then counters. */
-  {
-    g_autoptr (GPtrArray) builds = g_ptr_array_new_with_free_func (lane_build_free);
-    GHashTableIter iter;
-    gpointer key, value;
-    g_hash_table_iter_init (&iter, lanes);
-    while (g_hash_table_iter_next (&iter, &key, &value))
-      {
-        g_ptr_array_add (builds, value);
-        g_hash_table_iter_steal (&iter);
-        g_free (key);
-      }
-    g_ptr_array_sort (builds, compare_lane_builds);
-    for (int pass = 0; pass < 2; pass++)
-      for (guint i = 0; i < builds->len; i++)
-        {
-          LaneBuild *build = g_ptr_array_index (builds, i);
-          gboolean cuda = build->device >= 0;
-          if (cuda != (pass == 1) || build->index == NULL)
-            continue;
-          cowscope_lane_index_finish (build->index);
-          g_autofree char *title = NULL;
-          if (cuda)
-            title = g_strdup_printf (_("CUDA stream %" PRId64 " (device %"
-                                       PRId64 ", process %u)"),
-                                     build->tid, build->device, build->pid);
-          else
-            {
-              const char *name = cowscope_session_document_thread_name (self, build->pid,
-                                                                        build->tid);
-              title = name ? g_strdup_printf (_("%s (thread %" PRId64 ")"), name,
-                                              build->tid)
-                           : g_strdup_printf (_("Thread %" PRId64), build->tid);
-            }
-          g_autoptr (CowscopeTimelineLane) lane = cowscope_timeline_lane_new_packed (
-            cuda ? COWSCOPE_LANE_CUDA_STREAM : COWSCOPE_LANE_THREAD, title, build->pid,
-            build->tid, cuda ? build->device : -1, g_steal_pointer (&build->index),
-            g_steal_pointer (&build->packed));
-          g_list_store_append (self->lanes, lane);
-        }
-  }
-  {
-    static const char *const titles[COWSCOPE_N_COUNTERS] = {
-      N_("Bytes allocated"), N_("Bytes shared lazily"), N_("Live storages"),
-    };
-    for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
-      {
-        if (!packed)
-          cowscope_counter_series_finish (counters.series[i]);
-        self->counters[i] = cowscope_timeline_lane_new_counter ((CowscopeCounterKind) i,
-                                                                _(titles[i]),
-                                                                g_steal_pointer (&counters.series[i]));
-        g_list_store_append (self->lanes, self->counters[i]);
-      }
-  }
-  if (!cowscope_ipc_lanes_load (self, db, path, max_ts, self->lanes, error))
-    goto out;
+  LaneLoad lanes = { .db = db, .by_id = by_id, .cancellable = cancellable,
+                     .progress = progress };
+  if (!load_meta (self, db, error) || !load_processes (self, db, error)
+      || !load_thread_names (self, db, error) || !load_bounds (self, db, error)
+      || !load_lanes (self, &lanes, error) || !load_counters (self, db, error)
+      || !cowscope_ipc_lanes_load (self, db, self->path, self->end_ns, self->lanes, error))
+    return FALSE;
   progress_report (progress, 1.0);
-  ok = TRUE;
+  return TRUE;
+}
 
-out:
-  g_clear_pointer (&scan, sqlite3_finalize);
-  cowscope_counter_rules_clear (&counters.rules);
-  for (guint i = 0; i < COWSCOPE_N_COUNTERS; i++)
-    cowscope_counter_series_free (counters.series[i]);
-  return ok;
+/* Opens @path for reading: itself when it is current, else a finalized
+ * copy of it (an older schema: cowscope-format-finalize.h), whose path
+ * becomes self->db_path and is deleted with the document. */
+static sqlite3 *
+open_current (CowscopeSessionDocument *self, GError **error)
+{
+  CowscopeFormatInfo info;
+  sqlite3 *db = cowscope_format_open (self->path, COWSCOPE_FORMAT_OPEN_FINALIZED, &info, error);
+  if (db == NULL || info.current)
+    {
+      self->db_path = g_strdup (self->path);
+      return db;
+    }
+  sqlite3_close (db);
+  self->copy_path = cowscope_format_finalized_copy (self->path, error);
+  if (self->copy_path == NULL)
+    return NULL;
+  self->db_path = g_strdup (self->copy_path);
+  return cowscope_format_open (self->db_path, COWSCOPE_FORMAT_OPEN_FINALIZED, NULL, error);
 }
 
 /* Opens, validates and indexes @path; the calling thread does the work. */
@@ -887,7 +792,7 @@ load_with_progress (const char *path, gboolean eager, GCancellable *cancellable,
     g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
   self->path = g_strdup (path);
   self->eager = eager;
-  sqlite3 *db = cowscope_session_db_open (path, TRUE, NULL, error);
+  sqlite3 *db = open_current (self, error);
   if (db == NULL)
     return NULL;
   if (!load (self, db, cancellable, progress, error))
@@ -1063,7 +968,7 @@ cowscope_session_document_seq_at_time (CowscopeSessionDocument *self, gint64 t, 
   if (db == NULL)
     return -1;
   gint64 seq = self->first_seq - 1;
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
     db, self->path, "SELECT seq FROM events WHERE ts <= ?1 ORDER BY ts DESC, seq DESC LIMIT 1",
     error);
   if (stmt != NULL)
@@ -1074,7 +979,7 @@ cowscope_session_document_seq_at_time (CowscopeSessionDocument *self, gint64 t, 
         seq = sqlite3_column_int64 (stmt, 0);
       else if (rc != SQLITE_DONE)
         {
-          cowscope_session_db_set_error (error, db, rc, self->path, "seq at time");
+          cowscope_format_set_error (error, db, rc, self->path, "seq at time");
           seq = -1;
         }
     }
@@ -1153,6 +1058,7 @@ cowscope_session_document_new_snapshot (const char *path, gint64 start_ns, gint6
   g_return_val_if_fail (path != NULL, NULL);
   CowscopeSessionDocument *self = g_object_new (COWSCOPE_TYPE_SESSION_DOCUMENT, NULL);
   self->path = g_strdup (path);
+  self->db_path = g_strdup (path);
   self->start_ns = start_ns;
   self->end_ns = MAX (end_ns, start_ns);
   self->n_events = n_events;

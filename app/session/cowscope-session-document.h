@@ -1,12 +1,14 @@
 /* cowscope-session-document.h — one recorded session, opened read-only.
  *
  * Loading (in a GTask thread, with progress reported through the caller's
- * main context) validates the file like a defensive reader (see
- * cowscope-session-model-error.h for what is refused), then builds the
- * timeline's in-memory lane index in one pass over `events` (Sysprof's
- * "index, don't parse into objects"): per lane a time, an id, a kind and a
- * byte count per event.  Everything else (the sharing graph, copy
- * explanations, table rows) is read on demand with indexed queries.
+ * main context) opens the file through the session format
+ * (cowscope-format-open.h says what is refused; an older session is read
+ * from a finalized copy, its own file untouched), then reads the
+ * finalizer's packed timeline lanes (Sysprof's "index, don't parse into
+ * objects"): per lane its chunks' times and counts, decoded lazily
+ * (cowscope-packed-lane.h), its spans and the counter tracks.  Everything
+ * else (the sharing graph, copy explanations, table rows) is read on
+ * demand with indexed queries.
  *
  * Thread-safety: a loaded document is immutable; every method may be
  * called from any thread.  SQLite connections come from a small pool
@@ -18,6 +20,7 @@
 
 #include <gio/gio.h>
 
+#include "cowscope-format-error.h" /* the errors a document reports: COWSCOPE_SESSION_ERROR */
 #include "cowscope-session-types.h"
 #include "cowscope-timeline-lane.h"
 
@@ -89,7 +92,7 @@ GListModel *cowscope_session_document_get_lanes (CowscopeSessionDocument *self);
 /* A schema-2 session's lanes decode their instants when a query first
  * needs them, so a damaged chunk shows only then: the lane's answers leave
  * it out (the timeline draws what it can).  This returns the first such
- * error (COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, or ..._FAILED when the file
+ * error (COWSCOPE_SESSION_ERROR_DAMAGED, or ..._FAILED when the file
  * could not be read) once, for the application to report; later calls
  * return NULL.  Thread-safe. */
 GError *cowscope_session_document_take_query_error (CowscopeSessionDocument *self);

@@ -5,6 +5,26 @@
 
 G_BEGIN_DECLS
 
+/* The name of string @name_id of @pid (from a TENSOR_NAME event), or NULL. */
+typedef const char *(*CowscopeGraphNameFunc) (guint32 pid, gint64 name_id, gpointer user_data);
+
+typedef struct {
+  gint64 seq, time, checkpoint_seq;
+  guint64 n_replayed;
+  gint64 freed_soon_ns;     /* freed within this after @time: freed_soon */
+  const guint *itemsizes;   /* by dtype (0: unknown); NULL: numel bytes */
+  guint n_itemsizes;
+  CowscopeGraphNameFunc name_func; /* labels of unnamed tensors with a name id */
+  gpointer name_data;
+} CowscopeGraphAssembleOptions;
+
+/* The sharing graph of the live objects of @state: nodes sorted by
+ * (kind, pid, id), node states, context refcounts, tensor bytes and the
+ * edges (cowscope-sharing-graph.h says which); @state is not changed
+ * (cowscope-graph-assembly.c). */
+CowscopeSharingGraph *cowscope_sharing_graph_new_from_state (const CowscopeGraphState *state,
+                                                             const CowscopeGraphAssembleOptions *options);
+
 /* Takes @nodes (CowscopeGraphNode), @edges (CowscopeGraphEdge) and
  * @labels (the strings the nodes' labels point into). */
 CowscopeSharingGraph *cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges,

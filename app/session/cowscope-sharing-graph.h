@@ -30,22 +30,21 @@
 
 #include <gio/gio.h>
 
+#include "cowscope-graph-state.h"
 #include "cowscope-session-document.h"
 
 G_BEGIN_DECLS
 
+/* The first four are the session format's object kinds. */
 typedef enum {
-  COWSCOPE_NODE_ALLOCATION,
-  COWSCOPE_NODE_CONTEXT,
-  COWSCOPE_NODE_STORAGE,
-  COWSCOPE_NODE_TENSOR,
+  COWSCOPE_NODE_ALLOCATION = COWSCOPE_OBJECT_ALLOCATION,
+  COWSCOPE_NODE_CONTEXT = COWSCOPE_OBJECT_CONTEXT,
+  COWSCOPE_NODE_STORAGE = COWSCOPE_OBJECT_STORAGE,
+  COWSCOPE_NODE_TENSOR = COWSCOPE_OBJECT_TENSOR,
   COWSCOPE_NODE_IPC_BLOCK,     /* a block its producer sent: id = allocation id */
   COWSCOPE_NODE_IPC_RECEIVED,  /* a consumer's received-data record: id = receive seq */
   COWSCOPE_N_NODE_KINDS
 } CowscopeNodeKind;
-
-/* The kinds with an object table (allocations ... tensors). */
-#define COWSCOPE_N_OBJECT_KINDS (COWSCOPE_NODE_TENSOR + 1)
 
 typedef enum {
   COWSCOPE_NODE_STATE_OWNED,        /* owns its bytes, never shared */

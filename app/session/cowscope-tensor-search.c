@@ -2,8 +2,8 @@
 #include "cowscope-tensor-search.h"
 
 #include "cowscope-event-steps.h"
+#include "cowscope-format-open.h"
 #include "cowscope-object-events.h"
-#include "cowscope-session-db.h"
 #include "cowscope-session-document-private.h"
 
 /* ---- names ------------------------------------------------------------------- */
@@ -22,7 +22,7 @@ names_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     }
   const char *path = cowscope_session_document_get_path (document);
   /* The most common names when there are too many to offer, then sorted. */
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
     db, path,
     "SELECT name FROM (SELECT name, count(*) AS n FROM tensors WHERE name IS NOT NULL"
     " AND name != '' GROUP BY name ORDER BY n DESC LIMIT ?1) ORDER BY name",
@@ -33,9 +33,9 @@ names_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *ca
     {
       sqlite3_bind_int (stmt, 1, COWSCOPE_TENSOR_SEARCH_MAX_NAMES);
       while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
-        g_ptr_array_add (names, cowscope_session_db_column_text (stmt, 0));
+        g_ptr_array_add (names, cowscope_format_column_text (stmt, 0));
       if (rc != SQLITE_DONE)
-        cowscope_session_db_set_error (&error, db, rc, path, "tensor names");
+        cowscope_format_set_error (&error, db, rc, path, "tensor names");
     }
   g_clear_pointer (&stmt, sqlite3_finalize);
   cowscope_session_document_release_db (document, db);
@@ -106,7 +106,7 @@ run (sqlite3 *db, const char *path, const char *sql, const char *arg, GCancellab
 {
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
-  g_autoptr (sqlite3_stmt) stmt = cowscope_session_db_prepare (db, path, sql, error);
+  g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (db, path, sql, error);
   if (stmt == NULL)
     return FALSE;
   sqlite3_bind_text (stmt, 1, arg, -1, SQLITE_STATIC);
@@ -115,7 +115,7 @@ run (sqlite3 *db, const char *path, const char *sql, const char *arg, GCancellab
     row (stmt, m);
   if (rc != SQLITE_DONE)
     {
-      cowscope_session_db_set_error (error, db, rc, path, "tensor search");
+      cowscope_format_set_error (error, db, rc, path, "tensor search");
       return FALSE;
     }
   return TRUE;
@@ -126,8 +126,8 @@ tensor_row (sqlite3_stmt *stmt, CowscopeTensorMatches *m)
 {
   CowscopeObjectRef ref = {
     .kind = COWSCOPE_NODE_TENSOR,
-    .pid = (guint32) cowscope_session_db_column_int (stmt, 0, 0),
-    .id = (guint64) cowscope_session_db_column_int (stmt, 1, 0),
+    .pid = (guint32) cowscope_format_column_int (stmt, 0, 0),
+    .id = (guint64) cowscope_format_column_int (stmt, 1, 0),
   };
   g_array_append_val (m->tensors, ref);
 }

@@ -23,6 +23,6 @@ CowscopeTimelineLane *cowscope_timeline_lane_new_packed (CowscopeLaneKind kind,
 /* Takes @series (finished). */
 CowscopeTimelineLane *cowscope_timeline_lane_new_counter (CowscopeCounterKind counter,
                                                           const char *title,
-                                                          CowscopeCounterSeries *series);
+                                                          CowscopeCounterBins *series);
 
 G_END_DECLS

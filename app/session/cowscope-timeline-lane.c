@@ -12,7 +12,7 @@ struct _CowscopeTimelineLane {
   gint64 device;
   CowscopeLaneIndex *index;       /* thread and CUDA lanes (packed: spans only) */
   CowscopePackedLane *packed;     /* packed lanes: the instants */
-  CowscopeCounterSeries *series;  /* counter lanes */
+  CowscopeCounterBins *series;  /* counter lanes */
 };
 
 enum {
@@ -36,7 +36,7 @@ cowscope_timeline_lane_finalize (GObject *object)
   g_free (self->title);
   cowscope_lane_index_free (self->index);
   cowscope_packed_lane_free (self->packed);
-  cowscope_counter_series_free (self->series);
+  cowscope_counter_bins_free (self->series);
   G_OBJECT_CLASS (cowscope_timeline_lane_parent_class)->finalize (object);
 }
 
@@ -124,7 +124,7 @@ cowscope_timeline_lane_new_packed (CowscopeLaneKind kind, const char *title, gui
 /* A counter lane owning @series. */
 CowscopeTimelineLane *
 cowscope_timeline_lane_new_counter (CowscopeCounterKind counter, const char *title,
-                                    CowscopeCounterSeries *series)
+                                    CowscopeCounterBins *series)
 {
   CowscopeTimelineLane *self = g_object_new (COWSCOPE_TYPE_TIMELINE_LANE, NULL);
   self->kind = COWSCOPE_LANE_COUNTER;
@@ -205,7 +205,7 @@ cowscope_timeline_lane_query (CowscopeTimelineLane *self, gint64 t0, gint64 t1, 
   if (self->index != NULL)
     cowscope_lane_index_query (self->index, t0, t1, width, items, spans);
   if (self->series != NULL)
-    cowscope_counter_series_query (self->series, t0, t1, width, samples);
+    cowscope_counter_bins_query (self->series, t0, t1, width, samples);
   return cowscope_timeline_window_new (t0, t1, width, items, spans, samples);
 }
 

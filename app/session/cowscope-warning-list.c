@@ -4,7 +4,8 @@
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
 
-#include "cowscope-session-db.h"
+#include "cow-trace.h"
+#include "cowscope-format-open.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-warning-item.h"
 
@@ -55,16 +56,16 @@ get_item (GListModel *model, guint position)
   if (db == NULL)
     return NULL;
   CowscopeWarningItem *item = NULL;
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (
+  sqlite3_stmt *stmt = cowscope_format_statement (
     db, cowscope_session_document_get_path (self->document), sql[key->kind], NULL);
   if (stmt != NULL)
     {
       sqlite3_bind_int64 (stmt, 1, key->seq);
       if (sqlite3_step (stmt) == SQLITE_ROW)
         {
-          gint64 a = cowscope_session_db_column_int (stmt, 3, 0);
-          gint64 b = cowscope_session_db_column_int (stmt, 4, 0);
-          gint64 c = cowscope_session_db_column_int (stmt, 5, 0);
+          gint64 a = cowscope_format_column_int (stmt, 3, 0);
+          gint64 b = cowscope_format_column_int (stmt, 4, 0);
+          gint64 c = cowscope_format_column_int (stmt, 5, 0);
           g_autofree char *message = NULL;
           g_autofree char *size = g_format_size ((guint64) MAX (b, 0));
           switch (key->kind)
@@ -82,14 +83,14 @@ get_item (GListModel *model, guint position)
               message = g_strdup_printf (_("Storage %" PRId64 ": lazy clone copied %s "
                                            "eagerly (%s)"),
                                          a, size,
-                                         c == 1 ? _("foreign data pointer")
+                                         c == COW_EAGER_FOREIGN_DATA_PTR ? _("foreign data pointer")
                                                 : _("allocator cannot share"));
               break;
             }
           item = cowscope_warning_item_new ((CowscopeWarningKind) key->kind, key->seq,
-                                            cowscope_session_db_column_int (stmt, 0, 0),
-                                            (guint32) cowscope_session_db_column_int (stmt, 1, 0),
-                                            cowscope_session_db_column_int (stmt, 2, 0), message);
+                                            cowscope_format_column_int (stmt, 0, 0),
+                                            (guint32) cowscope_format_column_int (stmt, 1, 0),
+                                            cowscope_format_column_int (stmt, 2, 0), message);
         }
       sqlite3_finalize (stmt);
     }
@@ -137,10 +138,11 @@ cowscope_warning_list_new (CowscopeSessionDocument *document, GError **error)
     return NULL;
   g_autoptr (CowscopeWarningList) self = g_object_new (COWSCOPE_TYPE_WARNING_LIST, NULL);
   self->document = g_object_ref (document);
-  sqlite3_stmt *stmt = cowscope_session_db_prepare (
+  sqlite3_stmt *stmt = cowscope_format_statement (
     db, path,
     "SELECT seq, 0 FROM violations"
-    " UNION ALL SELECT seq, 1 FROM materializations WHERE (kind & 255) = 3"
+    " UNION ALL SELECT seq, 1 FROM materializations"
+    "  WHERE (kind & :materialize_kind_mask) = :materialize_failed"
     " UNION ALL SELECT seq, 2 FROM lazy_clones WHERE eager_reason IS NOT NULL"
     " ORDER BY 1",
     error);
@@ -155,7 +157,7 @@ cowscope_warning_list_new (CowscopeSessionDocument *document, GError **error)
         }
       if (rc != SQLITE_DONE)
         {
-          cowscope_session_db_set_error (error, db, rc, path, "warnings");
+          cowscope_format_set_error (error, db, rc, path, "warnings");
           ok = FALSE;
         }
       sqlite3_finalize (stmt);

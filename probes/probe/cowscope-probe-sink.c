@@ -1,25 +1,16 @@
 /* cowscope-probe-sink.c — the engine's trace sink: every event into the
  * calling thread's ring, and the user's call stack after the events that
- * a report explains (lazy clones, materializations, simulate-mode
- * warnings, IPC sends).
+ * a report explains (the session format's list: cowscope-stack-events.h).
  *
  * Hot path: a TLS load, one ring write (allocation-free, lock-free) and a
- * table lookup.  Everything else is in the cold paths of the thread and
+ * mask test.  Everything else is in the cold paths of the thread and
  * connection files.
  */
 #include "cowscope-probe-private.h"
 #include "cowscope-probe.h"
+#include "cowscope-stack-events.h"
 
 #include <string.h>
-
-/* Events followed by a STACK blob (cowscope-protocol.h). */
-static const bool takes_stack[COW_N_EVENT_TYPES] = {
-  [COW_EVENT_LAZY_CLONE] = true,
-  [COW_EVENT_LAZY_CLONE_EAGER] = true,
-  [COW_EVENT_MATERIALIZE_BEGIN] = true,
-  [COW_EVENT_SIMULATE_VIOLATION] = true,
-  [COW_EVENT_IPC_SEND] = true,
-};
 
 /* A STACK blob: blob header, stack header, frames. */
 typedef struct {
@@ -61,20 +52,32 @@ correlate_device_copy (const CowTraceEvent *event)
 }
 
 /* CowTraceSink.event: the event into this thread's ring, then its stack
- * when it takes one.  Never blocks except in BLOCK mode on a full ring. */
+ * when it takes one.  Never blocks except in BLOCK mode on a full ring.
+ * When this call had to set the thread's ring up first (the fallback for
+ * threads that did not start through the probe's trampoline), the event
+ * is stamped after the set-up: the engine took its time before calling
+ * us, and the set-up must not count inside the span it opens. */
 static void
 sink_event (const CowTraceEvent *event, void *user_data)
 {
   (void) user_data;
+  bool set_up_now = false;
+  CowTraceEvent restamped;
+  CowscopeProbeThread *t = cowscope_probe_enter (true, &set_up_now);
+  if (PROBE_UNLIKELY (set_up_now))
+    {
+      restamped = *event;
+      restamped.time_ns = cow_trace_now_ns ();
+      event = &restamped;
+    }
   if (event->type == COW_EVENT_MATERIALIZE_BEGIN || event->type == COW_EVENT_MATERIALIZE_END)
     correlate_device_copy (event);
-  CowscopeProbeThread *t = cowscope_probe_enter ();
   if (PROBE_UNLIKELY (t == NULL))
     return;
   bool stored = cowscope_ring_write_event (t->ring, event);
   /* Config is read-only once the sink is installed. */
-  if (PROBE_UNLIKELY (event->type < COW_N_EVENT_TYPES && takes_stack[event->type])
-      && stored && cowscope_probe_config.stacks)
+  if (PROBE_UNLIKELY (cowscope_event_takes_stack (event->type)) && stored
+      && cowscope_probe_config.stacks)
     write_stack (t, event);
   cowscope_probe_leave ();
 }
@@ -86,7 +89,7 @@ sink_string (uint64_t string_id, const char *text, size_t length,
              void *user_data)
 {
   (void) user_data;
-  CowscopeProbeThread *t = cowscope_probe_enter ();
+  CowscopeProbeThread *t = cowscope_probe_enter (false, NULL);
   if (PROBE_UNLIKELY (t == NULL))
     return;
   cowscope_ring_write_string (t->ring, string_id, text, length);

@@ -1,6 +1,10 @@
 /* cli-fixture.c — builds the known sessions of cli-fixture.h. */
 #include "cli-fixture.h"
 
+#include "cow-trace.h"
+#include "cowscope-format-schema.h"
+#include "cowscope-format-vocabulary.h"
+
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,25 +42,18 @@ cli_fixture_remove_tree (const char *path)
 static void
 exec_or_fail (sqlite3 *db, const char *sql)
 {
-  char *message = NULL;
-
-  if (sqlite3_exec (db, sql, NULL, NULL, &message) != SQLITE_OK)
-    g_error ("fixture SQL failed: %s\n%s", message, sql);
+  if (cowscope_format_exec (db, sql) != SQLITE_OK)
+    g_error ("fixture SQL failed: %s\n%s", sqlite3_errmsg (db), sql);
 }
 
 sqlite3 *
 cli_fixture_create_schema (const char *path)
 {
-  const char *schema_path = g_getenv ("COWSCOPE_SESSION_SCHEMA");
-  g_autofree char *schema = NULL;
-  g_autoptr (GError) error = NULL;
   sqlite3 *db = NULL;
 
-  g_assert_nonnull (schema_path);
-  g_file_get_contents (schema_path, &schema, NULL, &error);
-  g_assert_no_error (error);
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  exec_or_fail (db, schema);
+  exec_or_fail (db, "PRAGMA synchronous = OFF"); /* a test file: no fsync per statement */
+  g_assert_true (cowscope_format_create_schema (db));
   return db;
 }
 
@@ -96,12 +93,17 @@ event (sqlite3_stmt *stmt, gint64 seq, gint64 dt, gint64 tid, int type, int op,
   g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
 }
 
-/* Engine numbers (engine/cow-trace.h). */
-enum { ALLOC_NEW = 1, STORAGE_NEW = 3, TENSOR_NEW = 5, TENSOR_NAME = 7,
-       CONTEXT_NEW = 8, CONTEXT_REF = 9, CONTEXT_UNREF = 10, LAZY = 12,
-       EAGER = 13, MAT_BEGIN = 14, MAT_END = 15, VIOLATION = 16,
-       RANGE_BEGIN = 17, RANGE_END = 18, MARK = 19 };
-enum { OP_EMPTY = 1, OP_LAZY_CLONE = 15, OP_ADD_ = 19, OP_MUL_ = 21 };
+/* The engine's event types (cow-trace.h), short. */
+enum { ALLOC_NEW = COW_EVENT_ALLOCATION_NEW, STORAGE_NEW = COW_EVENT_STORAGE_NEW,
+       TENSOR_NEW = COW_EVENT_TENSOR_NEW, TENSOR_NAME = COW_EVENT_TENSOR_NAME,
+       CONTEXT_NEW = COW_EVENT_CONTEXT_NEW, CONTEXT_REF = COW_EVENT_CONTEXT_REF,
+       CONTEXT_UNREF = COW_EVENT_CONTEXT_UNREF, LAZY = COW_EVENT_LAZY_CLONE,
+       EAGER = COW_EVENT_LAZY_CLONE_EAGER, MAT_BEGIN = COW_EVENT_MATERIALIZE_BEGIN,
+       MAT_END = COW_EVENT_MATERIALIZE_END, VIOLATION = COW_EVENT_SIMULATE_VIOLATION,
+       RANGE_BEGIN = COW_EVENT_RANGE_BEGIN, RANGE_END = COW_EVENT_RANGE_END,
+       MARK = COW_EVENT_MARK };
+enum { OP_EMPTY = COW_OP_EMPTY, OP_LAZY_CLONE = COW_OP_LAZY_CLONE, OP_ADD_ = COW_OP_ADD_,
+       OP_MUL_ = COW_OP_MUL_ };
 
 void
 cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
@@ -128,15 +130,15 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
   event (stmt, 10, 1600, 100, CONTEXT_REF, OP_LAZY_CLONE, 0, 1, 1, 4, 1, 0, 0);
   event (stmt, 11, 1700, 100, STORAGE_NEW, OP_LAZY_CLONE, 0, 4, 1, M4, 1, 1, 0);
   event (stmt, 12, 1800, 100, LAZY, OP_LAZY_CLONE, 0, 1, 4, 1, 4, 1, 0);
-  event (stmt, 13, 2000, 100, EAGER, OP_LAZY_CLONE, 1, 1, 5, 1, 5, MiB, 0);
+  event (stmt, 13, 2000, 100, EAGER, OP_LAZY_CLONE, COW_EAGER_FOREIGN_DATA_PTR, 1, 5, 1, 5, MiB, 0);
   event (stmt, 14, 5000, 100, MAT_BEGIN, OP_ADD_, 0, 2, 1, 2, M4, 0, 1);
-  event (stmt, 15, 7500, 100, MAT_END, OP_ADD_, 1, 2, 1, 2, M4, 300, 0);
+  event (stmt, 15, 7500, 100, MAT_END, OP_ADD_, COW_MATERIALIZE_COPY, 2, 1, 2, M4, 300, 0);
   event (stmt, 16, 7600, 100, CONTEXT_UNREF, OP_ADD_, 0, 1, 2, 3, 1, 0, 0);
   event (stmt, 17, 5500, 101, MAT_BEGIN, OP_MUL_, 0, 3, 1, 3, M4, 0, 2);
-  event (stmt, 18, 6500, 101, MAT_END, OP_MUL_, 1, 3, 1, 3, M4, 200, 0);
+  event (stmt, 18, 6500, 101, MAT_END, OP_MUL_, COW_MATERIALIZE_COPY, 3, 1, 3, M4, 200, 0);
   event (stmt, 19, 8200, 100, MAT_BEGIN, OP_ADD_, 0, 4, 1, 4, M4, 0, 0);
-  event (stmt, 20, 8300, 100, MAT_END, OP_ADD_, 2, 4, 1, 1, M4, 0, 0);
-  event (stmt, 21, 8400, 100, VIOLATION, OP_ADD_, 1, 1, 2, 3, 1, 0, 3);
+  event (stmt, 20, 8300, 100, MAT_END, OP_ADD_, COW_MATERIALIZE_STEAL, 4, 1, 1, M4, 0, 0);
+  event (stmt, 21, 8400, 100, VIOLATION, OP_ADD_, COW_ACCESS_READ, 1, 2, 3, 1, 0, 3);
   event (stmt, 22, 4000, 100, RANGE_BEGIN, 0, 0, 1, 11, 0, 0, 0, 0);
   event (stmt, 23, 9000, 100, RANGE_END, 0, 0, 1, 0, 0, 0, 0, 0);
   event (stmt, 24, 8000, 100, MARK, 0, 0, 0, 12, 1, 0, 0, 0);
@@ -180,7 +182,8 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
     " 1000000000000, 1000000010000, 'exited', 0, NULL, 'available');"
     "INSERT INTO threads VALUES (100, 100, 'main', 1024, 22, 22, 0),"
     " (100, 101, 'worker', 1024, 9, 9, 0);"
-    "INSERT INTO materialize_kinds VALUES (1, 'copy'), (2, 'steal'), (3, 'failed');"
+    "INSERT INTO thread_events (pid, tid, produced, stored, dropped) VALUES"
+    " (100, 100, 22, 22, 0), (100, 101, 9, 9, 0);"
     "INSERT INTO frames VALUES (1, 100, 4096, '/usr/lib/libcowtensor.so.0', 'cow_storage_materialize', 'cow-storage.c', 290),"
     " (2, 100, 8192, '/usr/bin/train', 'update_weights', '/src/train.c', 88),"
     " (3, 100, 8300, '/usr/bin/train', 'main', '/src/train.c', 120),"
@@ -191,8 +194,22 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
     " (2, 0, 1), (2, 1, 2), (2, 2, 4), (3, 0, 5);"
     "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns, bytes,"
     " correlation_id, device_id, context_id, stream_id, address, external_id, name)"
-    " VALUES (1, 100, 1, 1, 1000000006000, 1000000007000, 4194304, 55, 0, 1, 7, NULL, 14, NULL),"
-    " (2, 100, 3, NULL, 1000000008000, 1000000008500, NULL, 56, 0, 1, 7, NULL, NULL, 'my_kernel');");
+    " VALUES (1, 100, :cuda_memcpy, 1, 1000000006000, 1000000007000, 4194304, 55, 0, 1, 7, NULL,"
+    "  NULL, NULL),"
+    " (2, 100, :cuda_kernel, NULL, 1000000008000, 1000000008500, NULL, 56, 0, 1, 7, NULL, NULL,"
+    "  'my_kernel');");
+
+  if (finalized)
+    /* The memcpy was issued by the first copy (its begin event, seq 14). */
+    exec_or_fail (db, "UPDATE cuda_activity SET external_id = 14 WHERE id = 1");
+  else
+    /* As the probe records it: CUPTI's external correlation record tags
+     * the memcpy's correlation id with the begin event's timestamp, which
+     * finalizing turns into that event's seq. */
+    exec_or_fail (db,
+      "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns, correlation_id,"
+      " external_id) VALUES (3, 100, :cuda_external_correlation, 0, 1000000006000,"
+      " 1000000006000, 55, 1000000005000);");
 
   if (finalized)
     exec_or_fail (db,
@@ -201,13 +218,17 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
       " (6, 100, 100, 1000000001200, 15, 1, 2, 1, 2, 1, NULL, 4194304, NULL),"
       " (9, 100, 100, 1000000001500, 15, 1, 3, 1, 3, 1, NULL, 4194304, NULL),"
       " (12, 100, 100, 1000000001800, 15, 1, 4, 1, 4, 1, NULL, 4194304, NULL),"
-      " (13, 100, 100, 1000000002000, 15, 1, 5, 1, 5, NULL, 1, 1048576, NULL);"
+      " (13, 100, 100, 1000000002000, 15, 1, 5, 1, 5, NULL, :eager_foreign_data_ptr, 1048576,"
+      "  NULL);"
       "INSERT INTO materializations VALUES"
-      " (14, 100, 100, 1000000005000, 1000000007500, 19, 2, 1, 2, 4194304, 1, 0, 300, 2, 6, 1),"
-      " (17, 100, 101, 1000000005500, 1000000006500, 21, 3, 1, 3, 4194304, 1, 0, 200, 3, 9, 2),"
-      " (19, 100, 100, 1000000008200, 1000000008300, 19, 4, 1, 4, 4194304, 2, 0, 0, 1, 12, NULL);"
+      " (14, 100, 100, 1000000005000, 1000000007500, 19, 2, 1, 2, 4194304, :materialize_copy, 0,"
+      "  300, 2, 6, 1),"
+      " (17, 100, 101, 1000000005500, 1000000006500, 21, 3, 1, 3, 4194304, :materialize_copy, 0,"
+      "  200, 3, 9, 2),"
+      " (19, 100, 100, 1000000008200, 1000000008300, 19, 4, 1, 4, 4194304, :materialize_steal, 0,"
+      "  0, 1, 12, NULL);"
       "INSERT INTO violations VALUES"
-      " (21, 100, 100, 1000000008400, 19, 1, 1, 2, 3, 1, 0, 3);"
+      " (21, 100, 100, 1000000008400, 19, :access_read, 1, 2, 3, 1, 0, 3);"
       "INSERT INTO ranges VALUES (100, 1, 100, 'epoch 1', NULL, 1000000004000, 1000000009000),"
       " (100, 2, 101, 'never closed', NULL, 1000000004100, NULL);"
       "INSERT INTO marks SELECT 24, 100, 100, 1000000008000, value, 1 FROM strings WHERE id = 12;"

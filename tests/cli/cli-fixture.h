@@ -9,7 +9,9 @@
  * through "snapshot" after a write through "weights", unsymbolized stack
  * 0xdeadbeef in /usr/bin/train), a range "epoch 1", an unclosed range
  * and a mark with awkward characters, a CUDA HtoD memcpy of 4 MiB issued
- * by the first copy (external_id = its seq, 14) and a kernel.  Every
+ * by the first copy (external_id = its seq, 14, once finalized; before,
+ * an external correlation record gives its begin event's time, as the
+ * probe records it) and a kernel.  Every
  * timestamp is CLI_FIXTURE_T0 + a few µs.
  */
 #pragma once
@@ -30,8 +32,8 @@ char *cli_fixture_tmpdir (void);
 /* Removes @path and everything under it. */
 void cli_fixture_remove_tree (const char *path);
 
-/* Creates an empty session database at @path from the schema file
- * ($COWSCOPE_SESSION_SCHEMA) and returns it open for writing. */
+/* Creates an empty session database at @path with the session format's
+ * schema and returns it open for writing. */
 sqlite3 *cli_fixture_create_schema (const char *path);
 
 /* Writes the known workload to @path; @finalized FALSE leaves the derived

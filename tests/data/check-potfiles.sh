@@ -17,7 +17,7 @@ trap 'rm -f "$listed" "$wanted"' EXIT
 grep -v -e '^#' -e '^[[:space:]]*$' "$potfiles" | sort -u > "$listed"
 
 {
-  grep -rlE '(^|[^A-Za-z0-9_])(N?C?_|g_dngettext|ngettext)[[:space:]]*\(' --include='*.c' app data || true
+  grep -rlE '(^|[^A-Za-z0-9_])(N?C?_|g_dngettext|ngettext)[[:space:]]*\(' --include='*.c' app data probes || true
   grep -rl 'translatable="yes"' --include='*.ui' app data || true
   ls data/*.desktop.in* data/*.metainfo.xml.in* data/*.gschema.xml data/*.mime.xml.in 2> /dev/null || true
 } | sort -u > "$wanted"

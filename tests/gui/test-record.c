@@ -14,7 +14,7 @@
 #include "cowscope-export-dialog.h"
 #include "cowscope-record-dialog.h"
 #include "cowscope-recording-page.h"
-#include "cowscope-session.h"
+#include "cowscope-session-tables.h"
 #include "cowscope-sharing-graph.h"
 #include "cowscope-window.h"
 
@@ -192,7 +192,7 @@ test_record_demo (void)
   GSettings *settings = cowscope_application_get_settings (app);
   Recording rec = { 0 };
   CowscopeRecordDialog *dialog;
-  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(CowscopeSessionTables) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL;
   g_auto(GStrv) saved_args = NULL;
@@ -245,12 +245,12 @@ test_record_demo (void)
 
   session_path = g_file_get_path (cowscope_window_get_file (rec.window));
   g_assert_nonnull (session_path);
-  session = cowscope_session_open (session_path, &error);
+  session = cowscope_session_tables_open (session_path, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (cowscope_session_get_meta (session, "target_end"), ==, "exited");
-  g_assert_true (cowscope_session_get_meta_int (session, "exit_status", &exit_status));
+  g_assert_cmpstr (cowscope_session_tables_get_meta (session, "target_end"), ==, "exited");
+  g_assert_true (cowscope_session_tables_get_meta_int (session, "exit_status", &exit_status));
   g_assert_cmpint (exit_status, ==, 0);
-  g_assert_true (cowscope_session_is_finalized (session));
+  g_assert_true (cowscope_session_tables_is_finalized (session));
 
   g_signal_handlers_disconnect_by_data (rec.page, &rec);
   g_object_unref (rec.page);
@@ -299,8 +299,8 @@ test_export_formats (void)
 {
   CowscopeWindow *window;
   g_autoptr(GFile) file = NULL;
-  g_autoptr(CowscopeSession) original = NULL;
-  g_autoptr(CowscopeSession) copy = NULL;
+  g_autoptr(CowscopeSessionTables) original = NULL;
+  g_autoptr(CowscopeSessionTables) copy = NULL;
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
   g_autofree char *copy_path = NULL;
@@ -328,12 +328,12 @@ test_export_formats (void)
   csv_path = export_as (window, COWSCOPE_EXPORT_FORMAT_CSV, "tables");
 
   /* The copy opens with the same number of events. */
-  original = cowscope_session_open (session_path, &error);
+  original = cowscope_session_tables_open (session_path, &error);
   g_assert_no_error (error);
-  copy = cowscope_session_open (copy_path, &error);
+  copy = cowscope_session_tables_open (copy_path, &error);
   g_assert_no_error (error);
-  g_assert_true (cowscope_session_query_int (original, "SELECT count(*) FROM events", &n_original, &error));
-  g_assert_true (cowscope_session_query_int (copy, "SELECT count(*) FROM events", &n_copy, &error));
+  g_assert_true (cowscope_session_tables_query_int (original, "SELECT count(*) FROM events", &n_original, &error));
+  g_assert_true (cowscope_session_tables_query_int (copy, "SELECT count(*) FROM events", &n_copy, &error));
   g_assert_cmpint (n_original, >, 0);
   g_assert_cmpint (n_copy, ==, n_original);
 
@@ -449,7 +449,7 @@ test_stop_recording (void)
   const char *argv[] = { demo, "--steps", "100000", "training", NULL };
   CowscopeWindow *window = cowscope_window_new (app);
   CowscopeRecordingPage *page;
-  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(CowscopeSessionTables) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *path = NULL;
   g_autofree char *import = g_find_program_in_path ("import");
@@ -497,9 +497,9 @@ test_stop_recording (void)
   g_assert_true (gui_test_wait_until (window_shows_session, window, 30));
 
   path = g_file_get_path (cowscope_window_get_file (window));
-  session = cowscope_session_open (path, &error);
+  session = cowscope_session_tables_open (path, &error);
   g_assert_no_error (error);
-  g_assert_true (cowscope_session_get_meta_int (session, "interrupted", &interrupted));
+  g_assert_true (cowscope_session_tables_get_meta_int (session, "interrupted", &interrupted));
   g_assert_cmpint (interrupted, ==, 1);
 
   g_object_unref (page);
@@ -546,7 +546,7 @@ test_command_line_record (void)
   const char *args[] = { "cowscope", "--record", "--output", output, "--",
                          g_getenv ("COWSCOPE_DEMO"), "--quiet", "--steps", "3", "training", NULL };
   CowscopeWindow *window;
-  g_autoptr(CowscopeSession) session = NULL;
+  g_autoptr(CowscopeSessionTables) session = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *opened = NULL;
   gint64 exit_status = -1;
@@ -560,11 +560,11 @@ test_command_line_record (void)
   g_assert_true (gui_test_wait_until (window_shows_session, window, 60));
   opened = g_file_get_path (cowscope_window_get_file (window));
   g_assert_cmpstr (opened, ==, output);
-  session = cowscope_session_open (output, &error);
+  session = cowscope_session_tables_open (output, &error);
   g_assert_no_error (error);
-  g_assert_true (cowscope_session_is_finalized (session));
-  g_assert_cmpstr (cowscope_session_get_meta (session, "target_end"), ==, "exited");
-  g_assert_true (cowscope_session_get_meta_int (session, "exit_status", &exit_status));
+  g_assert_true (cowscope_session_tables_is_finalized (session));
+  g_assert_cmpstr (cowscope_session_tables_get_meta (session, "target_end"), ==, "exited");
+  g_assert_true (cowscope_session_tables_get_meta_int (session, "exit_status", &exit_status));
   g_assert_cmpint (exit_status, ==, 0);
 
   gtk_window_destroy (GTK_WINDOW (window));

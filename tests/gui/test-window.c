@@ -12,8 +12,7 @@
 #include "cowscope-start-page.h"
 #include "cowscope-window.h"
 
-/* data/session-schema.sql, embedded by data/meson.build. */
-extern const char cowscope_session_schema_sql[];
+#include "cowscope-format-schema.h"
 
 static CowscopeApplication *app;
 static char *tmp_dir;
@@ -56,7 +55,7 @@ static char *
 make_session (const char *name)
 {
   g_autofree char *sql =
-    g_strconcat (cowscope_session_schema_sql,
+    g_strconcat (cowscope_format_schema_sql (),
                  "INSERT OR REPLACE INTO meta (key, value) VALUES"
                  " ('format', 'cowscope-session'), ('schema_version', '1'),"
                  " ('command', 'cowscope-demo all'), ('program', 'cowscope-demo'),"
@@ -252,10 +251,10 @@ test_open_bad_files (void)
   g_autofree char *text = fixture_path ("notes.cowscope");
   g_autofree char *other_db = make_database ("other.cowscope", "CREATE TABLE t (x);");
   g_autofree char *newer = make_database ("newer.cowscope",
-                                          "PRAGMA user_version = 3;"
+                                          "PRAGMA user_version = 4;"
                                           "CREATE TABLE meta (key TEXT PRIMARY KEY, value);"
                                           "INSERT INTO meta VALUES ('format', 'cowscope-session'),"
-                                          " ('schema_version', '3');");
+                                          " ('schema_version', '4');");
   g_autofree char *good = make_session ("to-truncate.cowscope");
   g_autofree char *damaged = fixture_path ("damaged.cowscope");
   g_autofree char *missing = fixture_path ("missing.cowscope");

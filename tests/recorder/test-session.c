@@ -14,6 +14,7 @@
 #include "cowscope-protocol.h"
 #include "cowscope-ring.h"
 #include "cowscope-session-finalize.h"
+#include "cowscope-format-schema.h"
 #include "cowscope-session-writer.h"
 #include "cowtensor.h"
 
@@ -138,13 +139,14 @@ record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollect
 
   sink_ring = cowscope_ring_new (1 << 16, COWSCOPE_RING_BLOCK, &err);
   g_assert_nonnull (sink_ring);
-  cowscope_ring_set_block_timeout (sink_ring, (int64_t) 5 * 1000 * 1000 * 1000);
   sink_stacks = stacks;
   CowscopeRing *reader = cowscope_ring_map_fd (cowscope_ring_get_fd (sink_ring), &err);
   g_assert_nonnull (reader);
   uint32_t pid = (uint32_t) getpid ();
   g_autofree char *maps = read_maps ();
-  cowscope_collector_add_process (c, pid, (uint32_t) getppid (), "/proc/self/exe", "test", 0);
+  CowscopeProcessIdentity id = { .pid = pid, .ppid = (uint32_t) getppid (),
+                                 .exe = "/proc/self/exe", .cmdline = "test", .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
   cowscope_collector_add_maps (c, pid, 1, maps);
   cowscope_collector_add_ring (c, pid, (uint32_t) gettid (), "test", reader);
 
@@ -182,7 +184,7 @@ test_derived_tables (void)
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   g_autofree char *check = query_text (db, "PRAGMA integrity_check");
   g_assert_cmpstr (check, ==, "ok");
-  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, COWSCOPE_SESSION_SCHEMA_VERSION);
+  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, cowscope_format_schema_version ());
   g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'finalized'"), ==, 1);
   g_autofree char *journal = query_text (db, "PRAGMA journal_mode");
   g_assert_cmpstr (journal, ==, "delete");

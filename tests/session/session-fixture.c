@@ -1,30 +1,14 @@
 /* session-fixture.c — synthetic session databases (see header). */
 #include "session-fixture.h"
 
-#include "cowscope-session-index.h"
+#include "cow-dtype.h"
+#include "cowscope-format-index.h"
+#include "cowscope-format-schema.h"
+#include "cowscope-format-vocabulary.h"
 
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
-
-enum {
-  EV_ALLOCATION_NEW = 1, EV_ALLOCATION_FREE, EV_STORAGE_NEW, EV_STORAGE_FREE, EV_TENSOR_NEW,
-  EV_TENSOR_FREE, EV_TENSOR_NAME, EV_CONTEXT_NEW, EV_CONTEXT_REF, EV_CONTEXT_UNREF,
-  EV_CONTEXT_FREE, EV_LAZY_CLONE, EV_LAZY_CLONE_EAGER, EV_MATERIALIZE_BEGIN,
-  EV_MATERIALIZE_END, EV_SIMULATE_VIOLATION, EV_RANGE_BEGIN, EV_RANGE_END, EV_MARK,
-};
-enum { OP_NONE = 0, OP_EMPTY = 1, OP_VIEW = 4, OP_LAZY_CLONE = 15, OP_ADD_ = 19, OP_MUL_ = 21 };
-static const char *const event_names[] = {
-  "none", "allocation_new", "allocation_free", "storage_new", "storage_free", "tensor_new",
-  "tensor_free", "tensor_name", "context_new", "context_ref", "context_unref", "context_free",
-  "lazy_clone", "lazy_clone_eager", "materialize_begin", "materialize_end",
-  "simulate_violation", "range_begin", "range_end", "mark",
-};
-static const char *const op_names[] = {
-  "none", "empty", "from_data", "from_foreign", "view", "reshape", "slice", "select",
-  "narrow", "transpose", "permute", "expand", "as_strided", "contiguous", "clone",
-  "lazy_clone", "mutable_data", "fill_", "add", "add_", "mul", "mul_",
-};
 
 typedef struct Alloc Alloc;
 typedef struct Context Context;
@@ -220,7 +204,7 @@ new_alloc (Gen *g, guint p, gint64 tid, guint64 nbytes, int op, int kind)
   a->kind = kind;
   a->pid = PID (p);
   a->op = op;
-  emit (g, a->pid, tid, EV_ALLOCATION_NEW, op, kind, (gint64) a->id, (gint64) nbytes,
+  emit (g, a->pid, tid, COW_EVENT_ALLOCATION_NEW, op, kind, (gint64) a->id, (gint64) nbytes,
         (gint64) a->id * 4096, 0, 0, 0);
   a->new_ts = g->now;
   g_hash_table_insert (g->allocs, key_of (a->pid, a->id), a);
@@ -231,7 +215,7 @@ new_alloc (Gen *g, guint p, gint64 tid, guint64 nbytes, int op, int kind)
 static void
 free_alloc (Gen *g, gint64 tid, Alloc *a)
 {
-  emit (g, a->pid, tid, EV_ALLOCATION_FREE, OP_NONE, a->kind, (gint64) a->id, (gint64) a->nbytes,
+  emit (g, a->pid, tid, COW_EVENT_ALLOCATION_FREE, COW_OP_NONE, a->kind, (gint64) a->id, (gint64) a->nbytes,
         (gint64) a->id * 4096, 0, 0, 0);
   write_alloc (g, a, g->now);
   g_hash_table_remove (g->allocs, key_of (a->pid, a->id));
@@ -248,11 +232,11 @@ new_tensor (Gen *g, guint p, gint64 tid, Storage *s, guint64 base, gint64 numel,
   t->storage = s;
   t->base = base;
   t->numel = numel;
-  t->dtype = 1; /* float32 */
+  t->dtype = COW_DTYPE_F32;
   t->pid = PID (p);
   t->tid = tid;
   t->op = op;
-  emit (g, t->pid, tid, EV_TENSOR_NEW, op, t->dtype | (1 << 8), (gint64) t->id, (gint64) s->id,
+  emit (g, t->pid, tid, COW_EVENT_TENSOR_NEW, op, t->dtype | (1 << 8), (gint64) t->id, (gint64) s->id,
         (gint64) base, numel, 0, 0);
   t->new_ts = g->now;
   s->n_tensors++;
@@ -264,7 +248,7 @@ new_tensor (Gen *g, guint p, gint64 tid, Storage *s, guint64 base, gint64 numel,
       sqlite3_bind_int64 (g->ins_string, 2, (gint64) sid);
       sqlite3_bind_text (g->ins_string, 3, t->name, -1, SQLITE_TRANSIENT);
       run (g, g->ins_string, "string");
-      emit (g, t->pid, tid, EV_TENSOR_NAME, OP_NONE, 0, (gint64) t->id, (gint64) sid, 0, 0, 0, 0);
+      emit (g, t->pid, tid, COW_EVENT_TENSOR_NAME, COW_OP_NONE, 0, (gint64) t->id, (gint64) sid, 0, 0, 0, 0);
     }
   t->index = g->live_tensors[p]->len;
   g_ptr_array_add (g->live_tensors[p], t);
@@ -276,15 +260,15 @@ static Storage *
 new_storage_plain (Gen *g, guint p, gint64 tid, guint64 nbytes)
 {
   gboolean cuda = g_rand_int_range (g->rand, 0, 3) == 0;
-  Alloc *a = new_alloc (g, p, tid, nbytes, OP_EMPTY, cuda ? 1 : 0);
+  Alloc *a = new_alloc (g, p, tid, nbytes, COW_OP_EMPTY, cuda ? 1 : 0);
   Storage *s = g_new0 (Storage, 1);
   s->id = next_id (g, p);
   s->alloc = a;
   s->birth_alloc = a->id;
   s->nbytes = nbytes;
   s->pid = PID (p);
-  s->op = OP_EMPTY;
-  emit (g, s->pid, tid, EV_STORAGE_NEW, OP_EMPTY, 0, (gint64) s->id, (gint64) a->id,
+  s->op = COW_OP_EMPTY;
+  emit (g, s->pid, tid, COW_EVENT_STORAGE_NEW, COW_OP_EMPTY, 0, (gint64) s->id, (gint64) a->id,
         (gint64) nbytes, 0, 0, 0);
   s->new_ts = g->now;
   g_hash_table_insert (g->storages, key_of (s->pid, s->id), s);
@@ -310,7 +294,7 @@ lazy_clone (Gen *g, guint p, Tensor *t)
       c->max_refcount = 1;
       c->pid = pid;
       c->first_lc_seq = -1;
-      emit (g, pid, tid, EV_CONTEXT_NEW, OP_LAZY_CLONE, 0, (gint64) c->id, (gint64) s->id, 1,
+      emit (g, pid, tid, COW_EVENT_CONTEXT_NEW, COW_OP_LAZY_CLONE, 0, (gint64) c->id, (gint64) s->id, 1,
             (gint64) c->alloc->id, 0, 0);
       c->new_ts = g->now;
       g_hash_table_insert (g->contexts, key_of (pid, c->id), c);
@@ -330,15 +314,15 @@ lazy_clone (Gen *g, guint p, Tensor *t)
   r->src = s->id;
   r->nbytes = s->nbytes;
   r->pid = pid;
-  r->op = OP_LAZY_CLONE;
-  emit (g, pid, tid, EV_STORAGE_NEW, OP_LAZY_CLONE, 0, (gint64) r->id, (gint64) c->alloc->id,
+  r->op = COW_OP_LAZY_CLONE;
+  emit (g, pid, tid, COW_EVENT_STORAGE_NEW, COW_OP_LAZY_CLONE, 0, (gint64) r->id, (gint64) c->alloc->id,
         (gint64) r->nbytes, (gint64) c->id, (gint64) s->id, 0);
   r->new_ts = g->now;
   g_hash_table_insert (g->storages, key_of (pid, r->id), r);
   g->n_live++;
-  Tensor *t2 = new_tensor (g, p, tid, r, t->id, t->numel, OP_LAZY_CLONE,
+  Tensor *t2 = new_tensor (g, p, tid, r, t->id, t->numel, COW_OP_LAZY_CLONE,
                            g_rand_int_range (g->rand, 0, 2) == 0);
-  gint64 seq = emit (g, pid, tid, EV_LAZY_CLONE, OP_LAZY_CLONE, 0, (gint64) t->id,
+  gint64 seq = emit (g, pid, tid, COW_EVENT_LAZY_CLONE, COW_OP_LAZY_CLONE, 0, (gint64) t->id,
                      (gint64) t2->id, (gint64) s->id, (gint64) r->id, (gint64) c->id, 1);
   r->lc_seq = seq;
   if (c->first_lc_seq < 0)
@@ -350,7 +334,7 @@ lazy_clone (Gen *g, guint p, Tensor *t)
   sqlite3_bind_int64 (q, 2, pid);
   sqlite3_bind_int64 (q, 3, tid);
   sqlite3_bind_int64 (q, 4, g->now);
-  sqlite3_bind_int (q, 5, OP_LAZY_CLONE);
+  sqlite3_bind_int (q, 5, COW_OP_LAZY_CLONE);
   sqlite3_bind_int64 (q, 6, (gint64) t->id);
   sqlite3_bind_int64 (q, 7, (gint64) t2->id);
   sqlite3_bind_int64 (q, 8, (gint64) s->id);
@@ -365,7 +349,7 @@ lazy_clone (Gen *g, guint p, Tensor *t)
 static void
 free_context (Gen *g, gint64 tid, Context *c, guint64 storage_id)
 {
-  emit (g, c->pid, tid, EV_CONTEXT_FREE, OP_NONE, 0, (gint64) c->id, (gint64) storage_id, 0,
+  emit (g, c->pid, tid, COW_EVENT_CONTEXT_FREE, COW_OP_NONE, 0, (gint64) c->id, (gint64) storage_id, 0,
         (gint64) c->alloc_id, 0, 0);
   write_context (g, c, g->now);
   g_hash_table_remove (g->contexts, key_of (c->pid, c->id));
@@ -383,42 +367,41 @@ write_tensor_data (Gen *g, guint p, Tensor *t)
   gint64 tid = pick_tid (g, p);
   guint32 pid = PID (p);
   Context *c = s->ctx;
-  int op = g_rand_boolean (g->rand) ? OP_ADD_ : OP_MUL_;
-  gint64 begin_seq = emit (g, pid, tid, EV_MATERIALIZE_BEGIN, op, 0, (gint64) s->id,
+  int op = g_rand_boolean (g->rand) ? COW_OP_ADD_ : COW_OP_MUL_;
+  gint64 begin_seq = emit (g, pid, tid, COW_EVENT_MATERIALIZE_BEGIN, op, 0, (gint64) s->id,
                            (gint64) c->id, (gint64) t->id, (gint64) s->nbytes, 0, 2);
   gint64 begin_ts = g->now;
   gint64 wait = g_rand_int_range (g->rand, 0, 4) == 0 ? g_rand_int_range (g->rand, 100, 5000) : 0;
   gint kind;
   Alloc *owned;
   c->refcount--;
-  emit (g, pid, tid, EV_CONTEXT_UNREF, op, 0, (gint64) c->id, (gint64) s->id, c->refcount,
+  emit (g, pid, tid, COW_EVENT_CONTEXT_UNREF, op, 0, (gint64) c->id, (gint64) s->id, c->refcount,
         (gint64) c->alloc->id, 0, 0);
   guint64 ctx_id = c->id;
   if (c->refcount == 0)
     {
-      kind = 2; /* steal */
+      kind = COW_MATERIALIZE_STEAL;
       owned = c->alloc;
       free_context (g, tid, c, s->id);
     }
   else
     {
-      kind = 1; /* copy */
+      kind = COW_MATERIALIZE_COPY;
       owned = new_alloc (g, p, tid, s->nbytes, op, s->alloc->kind);
     }
   s->ctx = NULL;
   s->alloc = owned;
-  emit (g, pid, tid, EV_MATERIALIZE_END, op, kind, (gint64) s->id, (gint64) ctx_id,
+  emit (g, pid, tid, COW_EVENT_MATERIALIZE_END, op, kind, (gint64) s->id, (gint64) ctx_id,
         (gint64) owned->id, (gint64) s->nbytes, wait, 0);
   gint64 end_ts = g->now;
   gint64 cuda = -1;
-  if (kind == 1 && owned->kind == 1)
+  if (kind == COW_MATERIALIZE_COPY && owned->kind == COW_ALLOCATION_CUDA)
     {
       cuda = ++g->cuda_id;
       sqlite3_stmt *q = g->ins_cuda;
       sqlite3_bind_int64 (q, 1, cuda);
       sqlite3_bind_int64 (q, 2, pid);
-      sqlite3_bind_int (q, 3, 1); /* memcpy */
-      sqlite3_bind_int (q, 4, 8);
+      sqlite3_bind_int (q, 4, 8); /* CUpti's DtoD */
       sqlite3_bind_int64 (q, 5, begin_ts + 10);
       sqlite3_bind_int64 (q, 6, end_ts + 2000);
       sqlite3_bind_int64 (q, 7, (gint64) s->nbytes);
@@ -450,7 +433,7 @@ write_tensor_data (Gen *g, guint p, Tensor *t)
   sqlite3_bind_int64 (q, 16, 2);
   run (g, q, "materialization");
   s->lc_seq = -1;
-  if (kind == 1 && cuda > 0 && g->info->copy_seq < 0 && lc > 0)
+  if (kind == COW_MATERIALIZE_COPY && cuda > 0 && g->info->copy_seq < 0 && lc > 0)
     {
       g->info->copy_seq = begin_seq;
       g->info->copy_lazy_clone_seq = lc;
@@ -458,7 +441,7 @@ write_tensor_data (Gen *g, guint p, Tensor *t)
       g->info->copy_cuda_id = cuda;
       g->info->copy_storage_id = s->id;
     }
-  if (kind == 2 && g->info->steal_seq < 0)
+  if (kind == COW_MATERIALIZE_STEAL && g->info->steal_seq < 0)
     g->info->steal_seq = begin_seq;
 }
 
@@ -470,7 +453,7 @@ free_storage (Gen *g, gint64 tid, Storage *s)
   if (c != NULL)
     {
       c->refcount--;
-      emit (g, s->pid, tid, EV_CONTEXT_UNREF, OP_NONE, 0, (gint64) c->id, (gint64) s->id,
+      emit (g, s->pid, tid, COW_EVENT_CONTEXT_UNREF, COW_OP_NONE, 0, (gint64) c->id, (gint64) s->id,
             c->refcount, (gint64) c->alloc->id, 0, 0);
       if (c->refcount == 0)
         {
@@ -480,7 +463,7 @@ free_storage (Gen *g, gint64 tid, Storage *s)
     }
   else
     free_alloc (g, tid, s->alloc);
-  emit (g, s->pid, tid, EV_STORAGE_FREE, OP_NONE, 0, (gint64) s->id, 0, (gint64) s->nbytes,
+  emit (g, s->pid, tid, COW_EVENT_STORAGE_FREE, COW_OP_NONE, 0, (gint64) s->id, 0, (gint64) s->nbytes,
         (gint64) ctx_id, 0, 0);
   write_storage (g, s, g->now);
   g_hash_table_remove (g->storages, key_of (s->pid, s->id));
@@ -492,7 +475,7 @@ static void
 free_tensor (Gen *g, guint p, Tensor *t)
 {
   gint64 tid = pick_tid (g, p);
-  emit (g, t->pid, tid, EV_TENSOR_FREE, OP_NONE, 0, (gint64) t->id, (gint64) t->storage->id,
+  emit (g, t->pid, tid, COW_EVENT_TENSOR_FREE, COW_OP_NONE, 0, (gint64) t->id, (gint64) t->storage->id,
         0, 0, 0, 0);
   write_tensor (g, t, g->now);
   GPtrArray *live = g->live_tensors[p];
@@ -511,11 +494,10 @@ free_tensor (Gen *g, guint p, Tensor *t)
 static gboolean
 exec (Gen *g, const char *sql)
 {
-  char *msg = NULL;
-  if (sqlite3_exec (g->db, sql, NULL, NULL, &msg) != SQLITE_OK)
+  if (cowscope_format_exec (g->db, sql) != SQLITE_OK)
     {
-      g_set_error (g->error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "fixture: %s", msg);
-      sqlite3_free (msg);
+      g_set_error (g->error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "fixture: %s",
+                   sqlite3_errmsg (g->db));
       g->failed = TRUE;
       return FALSE;
     }
@@ -526,7 +508,7 @@ static sqlite3_stmt *
 prep (Gen *g, const char *sql)
 {
   sqlite3_stmt *stmt = NULL;
-  if (sqlite3_prepare_v2 (g->db, sql, -1, &stmt, NULL) != SQLITE_OK)
+  if (cowscope_format_prepare (g->db, sql, &stmt) != SQLITE_OK)
     fail (g, sql);
   return stmt;
 }
@@ -554,7 +536,7 @@ step (Gen *g)
       gint64 tid = pick_tid (g, p);
       guint64 numel = 16u << g_rand_int_range (g->rand, 0, 12);
       Storage *s = new_storage_plain (g, p, tid, numel * 4);
-      new_tensor (g, p, tid, s, 0, (gint64) numel, OP_EMPTY, g_rand_boolean (g->rand));
+      new_tensor (g, p, tid, s, 0, (gint64) numel, COW_OP_EMPTY, g_rand_boolean (g->rand));
       return;
     }
   Tensor *t = g_ptr_array_index (live, g_rand_int_range (g->rand, 0, (gint32) live->len));
@@ -563,7 +545,7 @@ step (Gen *g)
   if (r < 45)
     {
       if (grow ? r < 38 : r < 12)
-        new_tensor (g, p, pick_tid (g, p), t->storage, t->id, t->numel / 2, OP_VIEW, FALSE);
+        new_tensor (g, p, pick_tid (g, p), t->storage, t->id, t->numel / 2, COW_OP_VIEW, FALSE);
       else
         free_tensor (g, p, t);
     }
@@ -580,14 +562,14 @@ step (Gen *g)
     {
       Tensor *u = g_ptr_array_index (live, g_rand_int_range (g->rand, 0, (gint32) live->len));
       gint64 tid = pick_tid (g, p);
-      gint64 seq = emit (g, PID (p), tid, EV_SIMULATE_VIOLATION, OP_ADD_, 1,
+      gint64 seq = emit (g, PID (p), tid, COW_EVENT_SIMULATE_VIOLATION, COW_OP_ADD_, 1,
                          (gint64) t->storage->id, (gint64) t->id, (gint64) u->id, 3, 2, 3);
       sqlite3_stmt *q = g->ins_viol;
       sqlite3_bind_int64 (q, 1, seq);
       sqlite3_bind_int64 (q, 2, PID (p));
       sqlite3_bind_int64 (q, 3, tid);
       sqlite3_bind_int64 (q, 4, g->now);
-      sqlite3_bind_int (q, 5, OP_ADD_);
+      sqlite3_bind_int (q, 5, COW_OP_ADD_);
       sqlite3_bind_int (q, 6, 1);
       sqlite3_bind_int64 (q, 7, (gint64) t->storage->id);
       sqlite3_bind_int64 (q, 8, (gint64) t->id);
@@ -608,14 +590,6 @@ gboolean
 session_fixture_generate (const char *path, const SessionFixtureOptions *o,
                           SessionFixtureInfo *info, GError **error)
 {
-  const char *schema_path = g_getenv ("COWSCOPE_SESSION_SCHEMA");
-  g_autofree char *schema = NULL;
-  if (schema_path == NULL || !g_file_get_contents (schema_path, &schema, NULL, error))
-    {
-      if (schema_path == NULL)
-        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT, "COWSCOPE_SESSION_SCHEMA unset");
-      return FALSE;
-    }
   g_unlink (path);
   SessionFixtureInfo local;
   Gen gen = { 0 }, *g = &gen;
@@ -635,27 +609,13 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
       return FALSE;
     }
   exec (g, "PRAGMA synchronous = OFF; PRAGMA journal_mode = OFF; PRAGMA cache_size = -262144;");
-  exec (g, schema);
+  if (!cowscope_format_create_schema (g->db))
+    fail (g, "schema");
   exec (g, "BEGIN");
-  for (guint i = 1; i < G_N_ELEMENTS (event_names); i++)
-    {
-      g_autofree char *sql = g_strdup_printf ("INSERT INTO event_types VALUES (%u, '%s')", i,
-                                              event_names[i]);
-      exec (g, sql);
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (op_names); i++)
-    {
-      g_autofree char *sql = g_strdup_printf ("INSERT INTO ops VALUES (%u, '%s')", i, op_names[i]);
-      exec (g, sql);
-    }
+  if (!g->failed && !cowscope_format_fill_lookup_tables (g->db))
+    fail (g, "lookup tables");
   exec (g,
-        "INSERT INTO dtypes VALUES (1, 'float32', 4), (2, 'float64', 8);"
-        "INSERT INTO materialize_kinds VALUES (1, 'copy'), (2, 'steal'), (3, 'failed');"
-        "INSERT INTO eager_reasons VALUES (1, 'foreign_data_ptr'), (2, 'not_simple');"
-        "INSERT INTO access_kinds VALUES (1, 'read'), (2, 'write');"
-        "INSERT INTO allocation_kinds VALUES (0, 'cpu'), (1, 'cuda'), (2, 'foreign');"
-        "INSERT INTO cuda_kinds VALUES (1, 'memcpy'), (2, 'memset'), (3, 'kernel');"
-        "INSERT INTO meta VALUES ('format', 'cowscope-session'), ('schema_version', '2'),"
+        "INSERT INTO meta VALUES ('format', 'cowscope-session'),"
         " ('recorder_version', 'fixture'), ('program', 'fixture'), ('stacks', '1');"
         "INSERT INTO frames VALUES (1, 1000, 4096, 'libcowtensor.so', 'cow_lazy_clone', 'cow-lazy-clone.c', 40),"
         " (2, 1000, 8192, 'train', 'make_batch', 'train.c', 12),"
@@ -663,6 +623,8 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
         " (4, 1000, 16384, 'train', 'step', 'train.c', 30);"
         "INSERT INTO stacks VALUES (1, 2), (2, 2), (3, 1);"
         "INSERT INTO stack_frames VALUES (1, 0, 1), (1, 1, 2), (2, 0, 3), (2, 1, 4), (3, 0, 4);");
+  if (!g->failed && !cowscope_format_upgrade_schema (g->db)) /* meta.schema_version */
+    fail (g, "schema version");
   g->ins_event = prep (g, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   g->ins_alloc = prep (g, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?)");
   g->ins_storage = prep (g, "INSERT INTO storages VALUES (?,?,?,?,?,?,?,?,?)");
@@ -673,7 +635,7 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   g->ins_viol = prep (g, "INSERT INTO violations VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   g->ins_cuda = prep (g, "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns,"
                          " bytes, correlation_id, device_id, context_id, stream_id, address,"
-                         " external_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                         " external_id) VALUES (?1,?2,:cuda_memcpy,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
   g->ins_string = prep (g, "INSERT OR REPLACE INTO strings VALUES (?,?,?)");
   g->allocs = g_hash_table_new (g_direct_hash, g_direct_equal);
   g->contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -692,10 +654,10 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
           guint32 pid = PID (0);
           gint64 tid = pid + 1;
           range_id++;
-          emit (g, pid, tid, EV_RANGE_BEGIN, OP_NONE, 0, range_id, 0, 0, 0, 0, 0);
+          emit (g, pid, tid, COW_EVENT_RANGE_BEGIN, COW_OP_NONE, 0, range_id, 0, 0, 0, 0, 0);
           gint64 b = g->now;
-          emit (g, pid, tid, EV_MARK, OP_NONE, 0, 0, 0, range_id, 0, 0, 0);
-          emit (g, pid, tid, EV_RANGE_END, OP_NONE, 0, range_id, 0, 0, 0, 0, 0);
+          emit (g, pid, tid, COW_EVENT_MARK, COW_OP_NONE, 0, 0, 0, range_id, 0, 0, 0);
+          emit (g, pid, tid, COW_EVENT_RANGE_END, COW_OP_NONE, 0, range_id, 0, 0, 0, 0, 0);
           g_autofree char *sql = g_strdup_printf (
             "INSERT INTO ranges VALUES (%u, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", 'step',"
             " NULL, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
@@ -704,7 +666,7 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
           gint64 k = ++g->cuda_id;
           g_autofree char *sql2 = g_strdup_printf (
             "INSERT INTO cuda_activity (id, pid, kind, start_ns, end_ns, device_id, stream_id,"
-            " name) VALUES (%" G_GINT64_FORMAT ", %u, 3, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+            " name) VALUES (%" G_GINT64_FORMAT ", %u, :cuda_kernel, %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
             ", 0, 13, 'gemm')",
             k, pid, b, g->now + 5000);
           exec (g, sql2);
@@ -749,14 +711,14 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   exec (g, meta);
   /* Checkpoints, graph states and timeline summaries, as finalization
    * writes them (the recorder's own code). */
-  cowscope_session_index_set_chunk_for_tests (o->timeline_chunk);
+  cowscope_format_index_set_chunk_for_tests (o->timeline_chunk);
   if (!g->failed
-      && !cowscope_session_index_write (g->db, path,
+      && !cowscope_format_index_write (g->db, path,
                                         o->checkpoint_interval > 0 ? o->checkpoint_interval
                                                                    : G_MAXINT64,
                                         error))
     g->failed = TRUE;
-  cowscope_session_index_set_chunk_for_tests (0);
+  cowscope_format_index_set_chunk_for_tests (0);
   /* The indexes the session model's queries rely on. */
   exec (g,
         "CREATE INDEX events_ts ON events (ts);"

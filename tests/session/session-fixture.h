@@ -1,15 +1,15 @@
 /* session-fixture.h — generates synthetic but consistent session
  * databases for the session-model tests and benchmark.
  *
- * The generator executes data/session-schema.sql (path from the
- * COWSCOPE_SESSION_SCHEMA environment variable) and simulates the engine:
+ * The generator creates the session format's schema, with the engine's
+ * vocabulary in the lookup tables, and simulates the engine:
  * tensors, views, lazy clones (CONTEXT_NEW, STORAGE_NEW sharing a context,
  * LAZY_CLONE), materializations (copy or steal, with CONTEXT_UNREF, the
  * fresh allocation and a CUDA memcpy for device storages), frees, simulate
  * violations and user ranges, in several processes and threads, emitting
  * the same event sequences the engine does.  It fills the derived tables
- * and the indexes the session model relies on, and has the recorder's own
- * cowscope_session_index_write() add the checkpoints (every
+ * and the indexes the session model relies on, and has the format's own
+ * cowscope_format_index_write() add the checkpoints (every
  * `checkpoint_interval` events, or as many as objects are alive), graph
  * states and timeline summaries, in one transaction with synchronous=OFF. */
 #pragma once

@@ -8,6 +8,8 @@
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 
+#include "cow-trace.h"
+#include "cowscope-format-schema.h"
 #include "cowscope-live-session.h"
 #include "cowscope-session-types.h"
 #include "cowscope-timeline-lane.h"
@@ -91,29 +93,29 @@ test_follow (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("cowscope-live-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "live.cowscope", NULL);
-  g_autofree char *schema = NULL;
   sqlite3 *db = NULL;
   guint updates = 0;
   CowscopeLiveTotals totals;
   const CowscopeGraphNode *n;
   guint64 events;
 
-  g_assert_true (g_file_get_contents (g_getenv ("COWSCOPE_SESSION_SCHEMA"), &schema, NULL, NULL));
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
   exec_ok (db, "PRAGMA journal_mode = WAL");
-  exec_ok (db, schema);
-  exec_ok (db, "INSERT INTO meta (key, value) VALUES ('finalized', 0)");
+  g_assert_true (cowscope_format_create_schema (db));
+  /* What the recorder writes when it starts. */
+  exec_ok (db, "INSERT INTO meta (key, value) VALUES ('format', 'cowscope-session'),"
+               " ('finalized', 0)");
   exec_ok (db, "INSERT INTO strings (pid, id, value) VALUES (100, 7, 'weights')");
   exec_ok (db, "INSERT INTO threads (pid, tid, name) VALUES (100, 1, 'main')");
 
   /* Batch 1, thread 1: a named tensor, then a lazy clone of its storage. */
-  add_event (db, 1000, 1, COWSCOPE_EV_ALLOCATION_NEW, 0, 1, 4096, 0, 0, 0);
-  add_event (db, 1010, 1, COWSCOPE_EV_STORAGE_NEW, 0, 2, 1, 4096, 0, 0);
-  add_event (db, 1020, 1, COWSCOPE_EV_TENSOR_NEW, 0, 3, 2, 0, 1024, 0);
-  add_event (db, 1030, 1, COWSCOPE_EV_TENSOR_NAME, 0, 3, 7, 0, 0, 0);
-  add_event (db, 1040, 1, COWSCOPE_EV_CONTEXT_NEW, 0, 4, 2, 2, 1, 0);
-  add_event (db, 1050, 1, COWSCOPE_EV_STORAGE_NEW, 0, 5, 1, 4096, 4, 2);
-  add_event (db, 1060, 1, COWSCOPE_EV_LAZY_CLONE, 0, 3, 0, 2, 5, 4);
+  add_event (db, 1000, 1, COW_EVENT_ALLOCATION_NEW, 0, 1, 4096, 0, 0, 0);
+  add_event (db, 1010, 1, COW_EVENT_STORAGE_NEW, 0, 2, 1, 4096, 0, 0);
+  add_event (db, 1020, 1, COW_EVENT_TENSOR_NEW, 0, 3, 2, 0, 1024, 0);
+  add_event (db, 1030, 1, COW_EVENT_TENSOR_NAME, 0, 3, 7, 0, 0, 0);
+  add_event (db, 1040, 1, COW_EVENT_CONTEXT_NEW, 0, 4, 2, 2, 1, 0);
+  add_event (db, 1050, 1, COW_EVENT_STORAGE_NEW, 0, 5, 1, 4096, 4, 2);
+  add_event (db, 1060, 1, COW_EVENT_LAZY_CLONE, 0, 3, 0, 2, 5, 4);
 
   g_autoptr (CowscopeLiveSession) live = cowscope_live_session_new (path);
   g_signal_connect (live, "updated", G_CALLBACK (updated_cb), &updates);
@@ -146,10 +148,10 @@ test_follow (void)
   /* Batch 2, thread 2, read in an order that is not time order (as the
    * recorder drains one ring at a time): the clone materializes by copy. */
   exec_ok (db, "BEGIN");
-  add_event (db, 1090, 2, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_COPY, 5, 4, 6, 4096, 0);
-  add_event (db, 1070, 2, COWSCOPE_EV_MATERIALIZE_BEGIN, 0, 5, 4, 3, 4096, 0);
-  add_event (db, 1080, 2, COWSCOPE_EV_ALLOCATION_NEW, 0, 6, 4096, 0, 0, 0);
-  add_event (db, 1085, 2, COWSCOPE_EV_CONTEXT_UNREF, 0, 4, 5, 1, 1, 0);
+  add_event (db, 1090, 2, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_COPY, 5, 4, 6, 4096, 0);
+  add_event (db, 1070, 2, COW_EVENT_MATERIALIZE_BEGIN, 0, 5, 4, 3, 4096, 0);
+  add_event (db, 1080, 2, COW_EVENT_ALLOCATION_NEW, 0, 6, 4096, 0, 0, 0);
+  add_event (db, 1085, 2, COW_EVENT_CONTEXT_UNREF, 0, 4, 5, 1, 1, 0);
   exec_ok (db, "COMMIT");
   while (cowscope_session_document_get_n_events (cowscope_live_session_get_document (live)) < 11)
     g_assert_true (wait_for_update (&updates, updates));

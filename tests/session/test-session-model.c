@@ -11,7 +11,7 @@
 #include "cowscope-event-list.h"
 #include "cowscope-object-list.h"
 #include "cowscope-session-document-private.h"
-#include "cowscope-session-model-error.h"
+#include "cowscope-format-error.h"
 #include "cowscope-sharing-graph-private.h"
 #include "cowscope-stack-frame.h"
 #include "cowscope-warning-list.h"
@@ -163,7 +163,7 @@ expect_refused (const char *path, int code, const char *fragment)
   g_autoptr (GError) error = NULL;
   g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
   g_assert_null (doc);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, code);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, code);
   g_assert_nonnull (strstr (error->message, fragment));
 
   AsyncState st = { .main_thread = g_thread_self () };
@@ -171,7 +171,7 @@ expect_refused (const char *path, int code, const char *fragment)
   cowscope_session_document_load_async (path, NULL, NULL, NULL, NULL, on_loaded, &st);
   g_main_loop_run (st.loop);
   g_assert_null (st.doc);
-  g_assert_error (st.error, COWSCOPE_SESSION_MODEL_ERROR, code);
+  g_assert_error (st.error, COWSCOPE_SESSION_ERROR, code);
   g_clear_error (&st.error);
   g_main_loop_unref (st.loop);
 }
@@ -189,20 +189,20 @@ static void
 test_bad_files (void)
 {
   g_autofree char *missing = scratch ("missing.cowscope");
-  expect_refused (missing, COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND, "missing.cowscope");
+  expect_refused (missing, COWSCOPE_SESSION_ERROR_NOT_FOUND, "missing.cowscope");
 
   g_autofree char *text = scratch ("text.cowscope");
   g_assert_true (g_file_set_contents (text, "hello, not a database\n", -1, NULL));
-  expect_refused (text, COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE, "not an SQLite database");
+  expect_refused (text, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "not an SQLite database");
 
   g_autofree char *empty = scratch ("empty.cowscope");
   g_assert_true (g_file_set_contents (empty, "", 0, NULL));
-  expect_refused (empty, COWSCOPE_SESSION_MODEL_ERROR_NOT_SQLITE, "not an SQLite database");
+  expect_refused (empty, COWSCOPE_SESSION_ERROR_NOT_SQLITE, "is empty");
 
   g_autofree char *other = scratch ("other.sqlite");
   g_unlink (other);
   exec_on (other, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');");
-  expect_refused (other, COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION, "not a Cowscope session");
+  expect_refused (other, COWSCOPE_SESSION_ERROR_NOT_SESSION, "not a Cowscope session");
 
   /* Truncated: the first half of a real session. */
   g_autofree char *contents = NULL;
@@ -210,25 +210,25 @@ test_bad_files (void)
   g_assert_true (g_file_get_contents (fixture_path, &contents, &length, NULL));
   g_autofree char *truncated = scratch ("truncated.cowscope");
   g_assert_true (g_file_set_contents (truncated, contents, (gssize) (length / 2), NULL));
-  expect_refused (truncated, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, "damaged");
+  expect_refused (truncated, COWSCOPE_SESSION_ERROR_DAMAGED, "damaged");
 
   /* Newer schema. */
   g_autofree char *newer = scratch ("newer.cowscope");
   g_assert_true (g_file_set_contents (newer, contents, (gssize) length, NULL));
-  exec_on (newer, "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
-  expect_refused (newer, COWSCOPE_SESSION_MODEL_ERROR_NEWER, "schema version 3");
+  exec_on (newer, "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
+  expect_refused (newer, COWSCOPE_SESSION_ERROR_NEWER, "schema 4; this build reads up to 3");
 
   /* A missing table. */
   g_autofree char *broken = scratch ("broken.cowscope");
   g_assert_true (g_file_set_contents (broken, contents, (gssize) length, NULL));
   exec_on (broken, "DROP TABLE checkpoints;");
-  expect_refused (broken, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED, "checkpoints");
+  expect_refused (broken, COWSCOPE_SESSION_ERROR_DAMAGED, "checkpoints");
 
   /* Not finalized. */
   g_autofree char *unfinished = scratch ("unfinished.cowscope");
   g_assert_true (g_file_set_contents (unfinished, contents, (gssize) length, NULL));
   exec_on (unfinished, "UPDATE meta SET value = 0 WHERE key = 'finalized';");
-  expect_refused (unfinished, COWSCOPE_SESSION_MODEL_ERROR_NOT_FINALIZED, "finalize");
+  expect_refused (unfinished, COWSCOPE_SESSION_ERROR_NOT_FINALIZED, "finalize");
 
   /* Garbage pages after a valid header: damaged, never a crash. */
   g_autofree char *garbled = scratch ("garbled.cowscope");
@@ -239,9 +239,9 @@ test_bad_files (void)
     g_autoptr (GError) error = NULL;
     g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (garbled, NULL, &error);
     g_assert_null (doc);
-    g_assert_true (error->domain == COWSCOPE_SESSION_MODEL_ERROR);
-    g_assert_true (error->code == COWSCOPE_SESSION_MODEL_ERROR_DAMAGED
-                   || error->code == COWSCOPE_SESSION_MODEL_ERROR_NOT_SESSION);
+    g_assert_true (error->domain == COWSCOPE_SESSION_ERROR);
+    g_assert_true (error->code == COWSCOPE_SESSION_ERROR_DAMAGED
+                   || error->code == COWSCOPE_SESSION_ERROR_NOT_SESSION);
   }
 
   const char *files[] = { missing, text, empty, other, truncated, newer, broken, unfinished, garbled };
@@ -786,11 +786,11 @@ test_graph_cache_matches_cold (void)
     }
 }
 
-/* The recorder writes each checkpoint's packed state with its own copy of
- * the graph rules (cowscope-session-index.c); the model replays the
- * events after a checkpoint with cowscope-graph-state.c.  At every
- * checkpoint, its packed state equals the previous one (or the start)
- * plus the model's replay of the interval in between. */
+/* The finalizer writes each checkpoint's packed state (the format's
+ * cowscope-format-index.c); the model replays the packed events after a
+ * checkpoint.  At every checkpoint, its packed state equals the previous
+ * one (or the start) plus the model's replay of the interval in between:
+ * the state record and the replay record agree. */
 static void
 test_graph_packed_state_matches_replay (void)
 {
@@ -927,8 +927,8 @@ test_explain_copy (void)
 
   g_autoptr (CowscopeCopyExplanation) none = cowscope_copy_explanation_new (fixture_doc, 1, &error);
   g_assert_null (none);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR,
-                  COWSCOPE_SESSION_MODEL_ERROR_NOT_FOUND_IN_SESSION);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR,
+                  COWSCOPE_SESSION_ERROR_NO_SUCH_OBJECT);
   g_main_loop_unref (st.loop);
 }
 
@@ -1133,8 +1133,9 @@ describe_timeline (CowscopeSessionDocument *doc, GPtrArray *out)
     }
 }
 
-/* A schema-1 session still opens (from its rows), and its lanes, counter
- * tracks and graphs equal those the packed tables give. */
+/* A schema-1 session still opens (from a finalized copy: its own file is
+ * not written), and its lanes, counter tracks and graphs equal those the
+ * packed tables give. */
 static void
 test_schema1_matches_packed (void)
 {
@@ -1185,6 +1186,10 @@ test_schema1_matches_packed (void)
           g_assert_cmpstr (x->label, ==, y->label);
         }
     }
+  /* The file that was opened is still the schema-1 file it was. */
+  g_assert_cmpint (sql_int (old, "PRAGMA user_version"), ==, 1);
+  g_assert_cmpint (sql_int (old, "SELECT count(*) FROM sqlite_master WHERE name = 'timeline_lanes'"),
+                   ==, 0);
   g_unlink (old);
 }
 
@@ -1265,7 +1270,7 @@ test_packed_damaged (void)
     }
   g_assert_cmpuint (damaged_lanes, >, 1);
   error = cowscope_session_document_take_query_error (doc);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_assert_nonnull (strstr (error->message, "damaged"));
   g_assert_nonnull (strstr (error->message, "chunk 0"));
   g_clear_error (&error);
@@ -1274,7 +1279,7 @@ test_packed_damaged (void)
   g_autoptr (CowscopeSharingGraph) graph =
     cowscope_sharing_graph_build (doc, (gint64) fixture_info.n_events / 2, 0, NULL, &error);
   g_assert_null (graph);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_clear_error (&error);
 
   /* Rows that contradict each other are refused at open. */
@@ -1282,7 +1287,7 @@ test_packed_damaged (void)
   exec_on (bad, "UPDATE timeline_chunks SET last_ts = first_ts - 1 WHERE chunk = 0;");
   doc = cowscope_session_document_load (bad, NULL, &error);
   g_assert_null (doc);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_unlink (bad);
 }
 
@@ -1541,7 +1546,7 @@ test_lazy_damaged_chunk (void)
                         cowscope_timeline_lane_get_n_events (lane));
     }
   error = cowscope_session_document_take_query_error (doc);
-  g_assert_error (error, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_assert_nonnull (strstr (error->message, "chunked-bad.cowscope"));
   g_clear_error (&error);
   g_assert_null (cowscope_session_document_take_query_error (doc));

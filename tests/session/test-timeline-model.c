@@ -8,8 +8,10 @@
 #include "cowscope-lane-order.h"
 #include "cowscope-range-totals.h"
 #include "cowscope-session-document-private.h"
-#include "cowscope-session-index.h"
-#include "cowscope-session-model-error.h"
+#include "cow-trace.h"
+#include "cowscope-format-index.h"
+#include "cowscope-format-schema.h"
+#include "cowscope-format-error.h"
 #include "cowscope-timeline-lane-private.h"
 
 /* ---- lane order ----------------------------------------------------------- */
@@ -20,7 +22,7 @@ lane_new (CowscopeLaneKind kind, const char *name, guint32 pid, gint64 tid)
 {
   if (kind == COWSCOPE_LANE_COUNTER)
     return cowscope_timeline_lane_new_counter ((CowscopeCounterKind) tid, name,
-                                               cowscope_counter_series_new (0, 1, 1));
+                                               cowscope_counter_bins_new (0, 1, 1));
   CowscopeLaneIndex *index = cowscope_lane_index_new ();
   cowscope_lane_index_finish (index);
   return cowscope_timeline_lane_new_events (kind, name, pid, tid, -1, index);
@@ -151,12 +153,10 @@ event (sqlite3_stmt *insert, gint64 ts, guint32 pid, gint64 tid, gint64 type, gi
 static void
 write_session (const char *path)
 {
-  g_autofree char *schema = NULL;
-  g_assert_true (g_file_get_contents (g_getenv ("COWSCOPE_SESSION_SCHEMA"), &schema, NULL, NULL));
   g_unlink (path);
   sqlite3 *db = NULL;
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
-  exec_ok (db, schema);
+  g_assert_true (cowscope_format_create_schema (db));
   exec_ok (db, "BEGIN;"
                "INSERT INTO materialize_kinds VALUES (1, 'copy'), (2, 'steal'), (3, 'failed');"
                "INSERT INTO meta VALUES ('format', 'cowscope-session'), ('schema_version', '2'),"
@@ -172,32 +172,32 @@ write_session (const char *path)
                                            " ?6, ?7, ?8, 0)", -1, &insert, NULL),
                    ==, SQLITE_OK);
   /* In time order, as the recorder stores them. */
-  event (insert, T0, 100, 1, COWSCOPE_EV_LAZY_CLONE, 0, 0, 0, 0);
-  event (insert, T0 + 5, 100, 2, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_COPY, 0, 0, 1000);
+  event (insert, T0, 100, 1, COW_EVENT_LAZY_CLONE, 0, 0, 0, 0);
+  event (insert, T0 + 5, 100, 2, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_COPY, 0, 0, 1000);
   for (gint64 i = 1; i < 1000; i++)
     {
       gint64 ts = T0 + 10 * i;
       switch (i % 5)
         {
-        case 0: event (insert, ts, 100, 1, COWSCOPE_EV_LAZY_CLONE, 0, 0, 0, 0); break;
-        case 1: event (insert, ts, 100, 1, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_COPY, 0, 0, 64); break;
-        case 2: event (insert, ts, 100, 1, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_STEAL, 0, 0, 8); break;
-        case 3: event (insert, ts, 100, 1, COWSCOPE_EV_TENSOR_NEW, 0, 0, 0, 0); break;
-        default: event (insert, ts, 100, 1, COWSCOPE_EV_ALLOCATION_NEW, 0, 4096, 0, 0); break;
+        case 0: event (insert, ts, 100, 1, COW_EVENT_LAZY_CLONE, 0, 0, 0, 0); break;
+        case 1: event (insert, ts, 100, 1, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_COPY, 0, 0, 64); break;
+        case 2: event (insert, ts, 100, 1, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_STEAL, 0, 0, 8); break;
+        case 3: event (insert, ts, 100, 1, COW_EVENT_TENSOR_NEW, 0, 0, 0, 0); break;
+        default: event (insert, ts, 100, 1, COW_EVENT_ALLOCATION_NEW, 0, 4096, 0, 0); break;
         }
       if (i == 7)
-        event (insert, ts, 200, 7, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_COPY, 0, 0, 20);
+        event (insert, ts, 200, 7, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_COPY, 0, 0, 20);
       if (i == 900)
-        event (insert, ts, 100, 2, COWSCOPE_EV_MATERIALIZE_END, COWSCOPE_MATERIALIZE_STEAL, 0, 0, 3);
+        event (insert, ts, 100, 2, COW_EVENT_MATERIALIZE_END, COW_MATERIALIZE_STEAL, 0, 0, 3);
       if (i == 907)
-        event (insert, ts, 200, 7, COWSCOPE_EV_LAZY_CLONE, 0, 0, 0, 0);
+        event (insert, ts, 200, 7, COW_EVENT_LAZY_CLONE, 0, 0, 0, 0);
     }
   sqlite3_finalize (insert);
   g_autoptr (GError) error = NULL;
-  cowscope_session_index_set_chunk_for_tests (100);
-  g_assert_true (cowscope_session_index_write (db, path, G_MAXINT64, &error));
+  cowscope_format_index_set_chunk_for_tests (100);
+  g_assert_true (cowscope_format_index_write (db, path, G_MAXINT64, &error));
   g_assert_no_error (error);
-  cowscope_session_index_set_chunk_for_tests (0);
+  cowscope_format_index_set_chunk_for_tests (0);
   exec_ok (db, "COMMIT");
   sqlite3_close (db);
 }
@@ -306,7 +306,7 @@ test_totals_damaged_chunk (void)
   assert_totals (count (doc, T0, T0 + 10000), 1004 - 100, 202 - 20, 180 * 64 + 1000 + 20,
                  201 - 20, 201 - 20);
   g_autoptr (GError) damaged = cowscope_session_document_take_query_error (doc);
-  g_assert_error (damaged, COWSCOPE_SESSION_MODEL_ERROR, COWSCOPE_SESSION_MODEL_ERROR_DAMAGED);
+  g_assert_error (damaged, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_unlink (bad);
 }
 

@@ -1,0 +1,176 @@
+/* cowscope-format-counters.c — counter rules and bins (see header). */
+#include "cowscope-format-counters.h"
+
+#include <string.h>
+
+#include "cow-trace.h"
+#include "cowscope-packed.h"
+
+void
+cowscope_counter_rules_init (CowscopeCounterRules *rules)
+{
+  memset (rules, 0, sizeof *rules);
+  rules->contexts = g_hash_table_new (g_direct_hash, g_direct_equal);
+}
+
+void
+cowscope_counter_rules_clear (CowscopeCounterRules *rules)
+{
+  g_clear_pointer (&rules->contexts, g_hash_table_unref);
+}
+
+/* A key for (pid, id); ids are process-wide counters far below 2^44, so
+ * the fold is exact in practice (and only feeds counters). */
+static gpointer
+pid_id_key (guint32 pid, gint64 id)
+{
+  return GSIZE_TO_POINTER (((guint64) pid << 44) ^ (guint64) id);
+}
+
+/* A storage born on a context (a lazy clone) adds its bytes to "bytes
+ * shared" until one of the context's sharers drops its reference
+ * (materializes or is freed) while others remain. */
+guint
+cowscope_counter_rules_apply (CowscopeCounterRules *rules, guint32 pid, gint64 type,
+                              const gint64 *v)
+{
+  double *value = rules->value;
+  switch (type)
+    {
+    case COW_EVENT_ALLOCATION_NEW:
+      value[COWSCOPE_COUNTER_BYTES_ALLOCATED] += (double) v[1];
+      return 1u << COWSCOPE_COUNTER_BYTES_ALLOCATED;
+    case COW_EVENT_ALLOCATION_FREE:
+      value[COWSCOPE_COUNTER_BYTES_ALLOCATED] -= (double) v[1];
+      return 1u << COWSCOPE_COUNTER_BYTES_ALLOCATED;
+    case COW_EVENT_STORAGE_NEW:
+      value[COWSCOPE_COUNTER_LIVE_STORAGES] += 1;
+      if (v[3] == 0)
+        return 1u << COWSCOPE_COUNTER_LIVE_STORAGES;
+      g_hash_table_insert (rules->contexts, pid_id_key (pid, v[3]), GSIZE_TO_POINTER (v[2]));
+      value[COWSCOPE_COUNTER_BYTES_SHARED] += (double) v[2];
+      return 1u << COWSCOPE_COUNTER_LIVE_STORAGES | 1u << COWSCOPE_COUNTER_BYTES_SHARED;
+    case COW_EVENT_STORAGE_FREE:
+      value[COWSCOPE_COUNTER_LIVE_STORAGES] -= 1;
+      return 1u << COWSCOPE_COUNTER_LIVE_STORAGES;
+    case COW_EVENT_CONTEXT_UNREF:
+      if (v[2] >= 1)
+        {
+          gpointer nbytes;
+          if (g_hash_table_lookup_extended (rules->contexts, pid_id_key (pid, v[0]), NULL,
+                                            &nbytes))
+            {
+              value[COWSCOPE_COUNTER_BYTES_SHARED] -= (double) GPOINTER_TO_SIZE (nbytes);
+              return 1u << COWSCOPE_COUNTER_BYTES_SHARED;
+            }
+        }
+      return 0;
+    case COW_EVENT_CONTEXT_FREE:
+      g_hash_table_remove (rules->contexts, pid_id_key (pid, v[0]));
+      return 0;
+    default:
+      return 0;
+    }
+}
+
+CowscopeCounterBins *
+cowscope_counter_bins_new (gint64 start, gint64 end, guint n_bins)
+{
+  CowscopeCounterBins *bins = g_new0 (CowscopeCounterBins, 1);
+  bins->start = start;
+  bins->n_bins = MAX (n_bins, 1);
+  bins->bin_ns = MAX ((double) (end - start + 1) / bins->n_bins, 1.0);
+  bins->min = g_new0 (double, bins->n_bins);
+  bins->max = g_new0 (double, bins->n_bins);
+  bins->last = g_new0 (double, bins->n_bins);
+  bins->touched = g_new0 (guint8, bins->n_bins);
+  return bins;
+}
+
+void
+cowscope_counter_bins_free (CowscopeCounterBins *bins)
+{
+  if (bins == NULL)
+    return;
+  g_free (bins->min);
+  g_free (bins->max);
+  g_free (bins->last);
+  g_free (bins->touched);
+  g_free (bins);
+}
+
+guint
+cowscope_counter_bins_index (const CowscopeCounterBins *bins, gint64 ts)
+{
+  double f = (double) (ts - bins->start) / bins->bin_ns;
+  if (f < 0)
+    return 0;
+  if (f >= bins->n_bins)
+    return bins->n_bins - 1;
+  return (guint) f;
+}
+
+void
+cowscope_counter_bins_set (CowscopeCounterBins *bins, gint64 ts, double value)
+{
+  guint b = cowscope_counter_bins_index (bins, ts);
+  if (!bins->touched[b])
+    {
+      bins->touched[b] = 1;
+      bins->min[b] = bins->max[b] = value;
+    }
+  else
+    {
+      bins->min[b] = MIN (bins->min[b], value);
+      bins->max[b] = MAX (bins->max[b], value);
+    }
+  bins->last[b] = value;
+}
+
+/* A bin holds the value carried into it as well as the ones set in it. */
+void
+cowscope_counter_bins_finish (CowscopeCounterBins *bins)
+{
+  double carried = 0;
+  for (guint b = 0; b < bins->n_bins; b++)
+    {
+      if (!bins->touched[b])
+        bins->min[b] = bins->max[b] = bins->last[b] = carried;
+      else
+        {
+          bins->min[b] = MIN (bins->min[b], carried);
+          bins->max[b] = MAX (bins->max[b], carried);
+        }
+      bins->touched[b] = 1;
+      carried = bins->last[b];
+    }
+}
+
+void
+cowscope_counter_bins_write (const CowscopeCounterBins *bins, GByteArray *out)
+{
+  for (guint b = 0; b < bins->n_bins; b++)
+    {
+      cowscope_packed_write_double (out, bins->min[b]);
+      cowscope_packed_write_double (out, bins->max[b]);
+      cowscope_packed_write_double (out, bins->last[b]);
+    }
+}
+
+CowscopeCounterBins *
+cowscope_counter_bins_read (gint64 start, gint64 end, gint64 n_bins, const void *blob, gsize len)
+{
+  if (n_bins <= 0 || n_bins > G_MAXINT32 || len != (gsize) n_bins * 3 * sizeof (double))
+    return NULL;
+  CowscopeCounterBins *bins = cowscope_counter_bins_new (start, end, (guint) n_bins);
+  CowscopePackedReader r;
+  cowscope_packed_reader_init (&r, blob, len);
+  for (guint b = 0; b < bins->n_bins; b++)
+    {
+      bins->min[b] = cowscope_packed_read_double (&r);
+      bins->max[b] = cowscope_packed_read_double (&r);
+      bins->last[b] = cowscope_packed_read_double (&r);
+      bins->touched[b] = 1;
+    }
+  return bins;
+}

@@ -1,0 +1,557 @@
+/* cowscope-graph-state.c — live objects and the event rules (see the
+ * header).
+ *
+ * Objects are slots in one array, found through an open-addressing table
+ * (kind, pid, id) -> slot index + 1, whose entries also carry 32 bits of
+ * the key's hash: a probe touches a slot (a cache miss in a state of
+ * 100,000 objects) only when the hashes agree.  A freed object's slot
+ * stays, marked dead, until compact(): a replay never deletes from the
+ * table, and an id born again reuses its slot.
+ */
+#include "cowscope-graph-state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cow-trace.h"
+
+typedef struct {
+  CowscopeLiveObject node; /* first: an object pointer is a slot pointer */
+  gint64 name_id;         /* strings id from a TENSOR_NAME event, or 0 */
+  guint32 name;           /* offset + 1 into names, or 0 */
+  gboolean dead;
+} Slot;
+
+struct _CowscopeGraphState {
+  Slot *slots;
+  guint n_slots, cap_slots;
+  guint64 *table;    /* hash >> 32 << 32 | (slot index + 1); 0: empty */
+  gsize mask;
+  guint n_dead;
+  GByteArray *names; /* NUL-terminated names, appended */
+};
+
+
+/* An empty state. */
+CowscopeGraphState *
+cowscope_graph_state_new (void)
+{
+  CowscopeGraphState *self = g_new0 (CowscopeGraphState, 1);
+  self->cap_slots = 1024;
+  self->slots = g_new (Slot, self->cap_slots);
+  self->mask = 4095;
+  self->table = g_new0 (guint64, self->mask + 1);
+  self->names = g_byte_array_new ();
+  return self;
+}
+
+/* A deep copy into @into (its memory reused) or a new state: three
+ * memory copies, and a rehash only when @extra needs a bigger table. */
+CowscopeGraphState *
+cowscope_graph_state_copy (const CowscopeGraphState *self, gsize extra,
+                           CowscopeGraphState *into)
+{
+  extra = MIN (extra, (gsize) G_MAXUINT32 / 4);
+  CowscopeGraphState *copy = into;
+  if (copy == NULL)
+    {
+      copy = g_new0 (CowscopeGraphState, 1);
+      copy->names = g_byte_array_sized_new (self->names->len + 1024);
+    }
+  if (copy->cap_slots < self->n_slots + extra)
+    {
+      g_free (copy->slots);
+      copy->cap_slots = self->n_slots + (guint) extra;
+      copy->slots = g_new (Slot, MAX (copy->cap_slots, 1));
+    }
+  if (self->n_slots > 0) /* an empty state may have no slots array at all */
+    memcpy (copy->slots, self->slots, sizeof (Slot) * self->n_slots);
+  copy->n_slots = self->n_slots;
+  if (copy->table == NULL || copy->mask != self->mask)
+    {
+      g_free (copy->table);
+      copy->table = g_new (guint64, self->mask + 1);
+      copy->mask = self->mask;
+    }
+  memcpy (copy->table, self->table, sizeof (guint64) * (self->mask + 1));
+  copy->n_dead = self->n_dead;
+  g_byte_array_set_size (copy->names, 0);
+  g_byte_array_append (copy->names, self->names->data, self->names->len);
+  cowscope_graph_state_reserve (copy, extra);
+  return copy;
+}
+
+/* Empty, with the memory kept. */
+void
+cowscope_graph_state_reset (CowscopeGraphState *self)
+{
+  self->n_slots = 0;
+  self->n_dead = 0;
+  memset (self->table, 0, sizeof (guint64) * (self->mask + 1));
+  g_byte_array_set_size (self->names, 0);
+}
+
+void
+cowscope_graph_state_free (CowscopeGraphState *self)
+{
+  if (self == NULL)
+    return;
+  g_free (self->slots);
+  g_free (self->table);
+  g_byte_array_unref (self->names);
+  g_free (self);
+}
+
+guint
+cowscope_graph_state_get_n_live (const CowscopeGraphState *self)
+{
+  return self->n_slots - self->n_dead;
+}
+
+gsize
+cowscope_graph_state_get_size (const CowscopeGraphState *self)
+{
+  return sizeof (Slot) * self->n_slots + sizeof (guint64) * (self->mask + 1)
+         + self->names->len;
+}
+
+/* The index of the slot of (kind, pid, id), dead or alive, or -1. */
+static inline gint64
+find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
+{
+  const Slot *slots = self->slots;
+  guint64 h = cowscope_graph_state_hash (kind, pid, id);
+  guint64 tag = h & ~(guint64) G_MAXUINT32;
+  gsize i = h & self->mask;
+  for (;;)
+    {
+      guint64 v = self->table[i];
+      if (v == 0)
+        return -1;
+      if ((v & ~(guint64) G_MAXUINT32) == tag)
+        {
+          guint32 at = (guint32) v - 1;
+          const Slot *s = &slots[at];
+          if (s->node.id == id && s->node.pid == pid && s->node.kind == kind)
+            return at;
+        }
+      i = (i + 1) & self->mask;
+    }
+}
+
+static void
+table_put (CowscopeGraphState *self, guint32 index)
+{
+  const Slot *s = &self->slots[index];
+  guint64 h = cowscope_graph_state_hash (s->node.kind, s->node.pid, s->node.id);
+  gsize i = h & self->mask;
+  while (self->table[i] != 0)
+    i = (i + 1) & self->mask;
+  self->table[i] = (h & ~(guint64) G_MAXUINT32) | ((guint64) index + 1);
+}
+
+/* Rebuilds the table at a size that holds @want slots at most half full. */
+static void
+rehash (CowscopeGraphState *self, gsize want)
+{
+  gsize size = self->mask + 1;
+  while (size < want * 2)
+    size *= 2;
+  g_free (self->table);
+  self->mask = size - 1;
+  self->table = g_new0 (guint64, size);
+  for (guint32 i = 0; i < self->n_slots; i++)
+    table_put (self, i);
+}
+
+void
+cowscope_graph_state_reserve (CowscopeGraphState *self, gsize n)
+{
+  n = MIN (n, (gsize) G_MAXUINT32 / 4);
+  gsize want = self->n_slots + n;
+  if (want * 2 > self->mask + 1)
+    rehash (self, want);
+  if (want > self->cap_slots)
+    {
+      self->cap_slots = (guint) want;
+      self->slots = g_renew (Slot, self->slots, self->cap_slots);
+    }
+}
+
+/* add() for a key the caller knows is new (@at = -1), or any key. */
+static inline CowscopeLiveObject *
+add_at (CowscopeGraphState *self, gint64 at, guint8 kind, guint32 pid, guint64 id)
+{
+  Slot *s;
+  if (at >= 0)
+    {
+      s = &self->slots[at];
+      if (s->dead)
+        self->n_dead--;
+    }
+  else
+    {
+      if ((gsize) (self->n_slots + 1) * 2 > self->mask + 1)
+        rehash (self, self->n_slots + 1);
+      if (self->n_slots == self->cap_slots)
+        {
+          self->cap_slots = MAX (self->cap_slots * 2, 1024);
+          self->slots = g_renew (Slot, self->slots, self->cap_slots);
+        }
+      s = &self->slots[self->n_slots++];
+    }
+  memset (s, 0, sizeof *s);
+  s->node.kind = kind;
+  s->node.pid = pid;
+  s->node.id = id;
+  s->node.free_ts = -1;
+  if (at < 0)
+    table_put (self, self->n_slots - 1);
+  return &s->node;
+}
+
+CowscopeLiveObject *
+cowscope_graph_state_add (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
+{
+  return add_at (self, find_slot (self, kind, pid, id), kind, pid, id);
+}
+
+CowscopeLiveObject *
+cowscope_graph_state_add_new (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
+{
+  return add_at (self, -1, kind, pid, id);
+}
+
+CowscopeLiveObject *
+cowscope_graph_state_lookup (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
+{
+  gint64 at = find_slot (self, kind, pid, id);
+  if (at < 0)
+    return NULL;
+  Slot *s = &self->slots[at];
+  return s->dead ? NULL : &s->node;
+}
+
+/* Marks (kind, pid, id) freed. */
+static void
+state_kill (CowscopeGraphState *self, guint8 kind, guint32 pid, guint64 id)
+{
+  gint64 at = find_slot (self, kind, pid, id);
+  if (at < 0)
+    return;
+  Slot *s = &self->slots[at];
+  if (!s->dead)
+    {
+      s->dead = TRUE;
+      self->n_dead++;
+    }
+}
+
+void
+cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeLiveObject *node,
+                               const char *name, gssize len)
+{
+  Slot *s = (Slot *) node;
+  if (name == NULL)
+    {
+      s->name = 0;
+      return;
+    }
+  gsize n = len < 0 ? strlen (name) : (gsize) len;
+  const char *nul = memchr (name, '\0', n);
+  if (nul != NULL)
+    n = (gsize) (nul - name);
+  if (self->names->len + n + 1 >= G_MAXUINT32)
+    return;
+  s->name = self->names->len + 1;
+  g_byte_array_append (self->names, (const guint8 *) name, (guint) n);
+  g_byte_array_append (self->names, (const guint8 *) "", 1);
+}
+
+/* ---- the rules ------------------------------------------------------------ */
+
+static const char *const kind_names[COWSCOPE_N_OBJECT_KINDS] = {
+  "allocation", "context", "storage", "tensor",
+};
+
+const char *
+cowscope_object_kind_name (CowscopeObjectKind kind)
+{
+  return kind < COWSCOPE_N_OBJECT_KINDS ? kind_names[kind] : "unknown";
+}
+
+int
+cowscope_event_creates (gint64 type)
+{
+  switch (type)
+    {
+    case COW_EVENT_ALLOCATION_NEW: return COWSCOPE_OBJECT_ALLOCATION;
+    case COW_EVENT_CONTEXT_NEW: return COWSCOPE_OBJECT_CONTEXT;
+    case COW_EVENT_STORAGE_NEW: return COWSCOPE_OBJECT_STORAGE;
+    case COW_EVENT_TENSOR_NEW: return COWSCOPE_OBJECT_TENSOR;
+    default: return -1;
+    }
+}
+
+/* TENSOR_NAME changes a live state (the live view names tensors from
+ * it), but a replay gets each tensor's final name with the event that
+ * created it, so checkpoint_replays leave it out. */
+gboolean
+cowscope_event_changes_graph (gint64 type)
+{
+  switch (type)
+    {
+    case COW_EVENT_TENSOR_NAME:
+    case COW_EVENT_LAZY_CLONE:
+    case COW_EVENT_LAZY_CLONE_EAGER:
+    case COW_EVENT_MATERIALIZE_BEGIN:
+    case COW_EVENT_SIMULATE_VIOLATION:
+    case COW_EVENT_RANGE_BEGIN:
+    case COW_EVENT_RANGE_END:
+    case COW_EVENT_MARK:
+      return FALSE;
+    default:
+      return TRUE;
+    }
+}
+
+CowscopeLiveObject *
+cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type, gint64 aux, guint32 pid,
+                            const gint64 v[5])
+{
+  CowscopeLiveObject *n;
+  switch (type)
+    {
+    case COW_EVENT_ALLOCATION_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_ALLOCATION, pid, (guint64) v[0]);
+      n->alloc_kind = (guint8) aux;
+      n->nbytes = (guint64) v[1];
+      n->device = v[3];
+      return n;
+    case COW_EVENT_ALLOCATION_FREE:
+      state_kill (self, COWSCOPE_OBJECT_ALLOCATION, pid, (guint64) v[0]);
+      return NULL;
+    case COW_EVENT_STORAGE_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]);
+      n->allocation_id = (guint64) v[1];
+      n->nbytes = (guint64) v[2];
+      n->context_id = (guint64) v[3];
+      n->source_id = (guint64) v[4];
+      return n;
+    case COW_EVENT_STORAGE_FREE:
+      state_kill (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]);
+      return NULL;
+    case COW_EVENT_TENSOR_NEW:
+      n = cowscope_graph_state_add (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]);
+      n->storage_id = (guint64) v[1];
+      n->source_id = (guint64) v[2];
+      n->numel = v[3];
+      n->dtype = (guint32) (aux & 0xff);
+      n->ndim = (guint32) ((aux >> 8) & 0xff);
+      return n;
+    case COW_EVENT_TENSOR_FREE:
+      state_kill (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]);
+      return NULL;
+    case COW_EVENT_TENSOR_NAME:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_TENSOR, pid, (guint64) v[0]))
+          != NULL)
+        ((Slot *) n)->name_id = v[1];
+      return NULL;
+    case COW_EVENT_CONTEXT_NEW:
+      {
+        CowscopeLiveObject *c =
+          cowscope_graph_state_add (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
+        c->allocation_id = (guint64) v[3];
+        c->storage_id = (guint64) v[1];
+        /* The first storage joins the context, as on a ref. */
+        if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
+            != NULL)
+          {
+            n->context_id = (guint64) v[0];
+            n->left_context_id = 0;
+          }
+        return cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
+      }
+    case COW_EVENT_CONTEXT_REF:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
+          != NULL)
+        {
+          n->context_id = (guint64) v[0];
+          n->left_context_id = 0;
+        }
+      return NULL;
+    case COW_EVENT_CONTEXT_UNREF:
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[1]))
+            != NULL
+          && n->context_id == (guint64) v[0])
+        n->context_id = 0;
+      return NULL;
+    case COW_EVENT_CONTEXT_FREE:
+      state_kill (self, COWSCOPE_OBJECT_CONTEXT, pid, (guint64) v[0]);
+      return NULL;
+    case COW_EVENT_MATERIALIZE_END:
+      if ((aux & COW_MATERIALIZE_KIND_MASK) != COW_MATERIALIZE_COPY
+          && (aux & COW_MATERIALIZE_KIND_MASK) != COW_MATERIALIZE_STEAL)
+        return NULL;
+      if ((n = cowscope_graph_state_lookup (self, COWSCOPE_OBJECT_STORAGE, pid, (guint64) v[0]))
+          != NULL)
+        {
+          n->context_id = 0;
+          n->left_context_id = (guint64) v[1];
+          n->allocation_id = (guint64) v[2];
+        }
+      return NULL;
+    default:
+      return NULL;
+    }
+}
+
+void
+cowscope_graph_state_compact (CowscopeGraphState *self)
+{
+  /* Amortized: only once the dead outnumber the living. */
+  if (self->n_dead <= self->n_slots - self->n_dead + 1024)
+    return;
+  Slot *slots = self->slots;
+  guint k = 0;
+  for (guint i = 0; i < self->n_slots; i++)
+    if (!slots[i].dead)
+      slots[k++] = slots[i];
+  self->n_slots = k;
+  self->n_dead = 0;
+  memset (self->table, 0, sizeof (guint64) * (self->mask + 1));
+  for (guint32 i = 0; i < k; i++)
+    table_put (self, i);
+}
+
+/* ---- reading a state whole ----------------------------------------------- */
+
+guint
+cowscope_graph_state_get_n_slots (const CowscopeGraphState *self)
+{
+  return self->n_slots;
+}
+
+const CowscopeLiveObject *
+cowscope_graph_state_get_slot (const CowscopeGraphState *self, guint slot)
+{
+  g_return_val_if_fail (slot < self->n_slots, NULL);
+  const Slot *s = &self->slots[slot];
+  return s->dead ? NULL : &s->node;
+}
+
+const char *
+cowscope_graph_state_get_slot_name (const CowscopeGraphState *self, guint slot, gint64 *name_id)
+{
+  g_return_val_if_fail (slot < self->n_slots, NULL);
+  const Slot *s = &self->slots[slot];
+  *name_id = s->name != 0 ? 0 : s->name_id;
+  return s->name != 0 ? (const char *) self->names->data + s->name - 1 : NULL;
+}
+
+gint64
+cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 kind, guint32 pid,
+                                guint64 id)
+{
+  return find_slot (self, kind, pid, id);
+}
+
+void
+cowscope_graph_state_get_index (const CowscopeGraphState *self, CowscopeGraphStateIndex *index)
+{
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (Slot, node) == 0);
+  index->table = self->table;
+  index->mask = self->mask;
+  /* A slot pointer is an object pointer (the object comes first); an
+   * empty copy may have no slots array. */
+  index->objects = (const CowscopeLiveObject *) (gconstpointer) self->slots;
+  index->stride = sizeof (Slot);
+}
+
+static int
+compare_slot_ids (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const Slot *slots = data;
+  guint64 x = slots[*(const guint32 *) a].node.id, y = slots[*(const guint32 *) b].node.id;
+  return (x > y) - (x < y);
+}
+
+static int
+compare_keys (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return (x > y) - (x < y);
+}
+
+/* A counting sort by (kind, pid), keeping slot order within each group:
+ * since ids grow with time and a checkpoint's objects come sorted, that
+ * is almost always id order already (checked; sorted when not). */
+guint32 *
+cowscope_graph_state_sort (const CowscopeGraphState *self)
+{
+  const Slot *slots = self->slots;
+  guint n_slots = self->n_slots;
+  guint n_live = n_slots - self->n_dead;
+  guint32 *order = g_new (guint32, MAX (n_live, 1));
+  g_autofree guint32 *group_of = g_new (guint32, MAX (n_slots, 1));
+  g_autoptr (GHashTable) groups =
+    g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL); /* key -> group + 1 */
+  g_autoptr (GArray) keys = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_autoptr (GArray) counts = g_array_new (FALSE, TRUE, sizeof (guint));
+  guint64 last_key = G_MAXUINT64;
+  guint32 last_group = 0;
+  for (guint i = 0; i < n_slots; i++)
+    {
+      if (slots[i].dead)
+        continue;
+      guint64 key = (guint64) slots[i].node.kind << 32 | slots[i].node.pid;
+      if (key != last_key)
+        {
+          gpointer found = g_hash_table_lookup (groups, &key);
+          if (found == NULL)
+            {
+              g_array_append_val (keys, key);
+              g_array_set_size (counts, keys->len);
+              found = GUINT_TO_POINTER (keys->len);
+              g_hash_table_insert (groups, g_memdup2 (&key, sizeof key), found);
+            }
+          last_key = key;
+          last_group = GPOINTER_TO_UINT (found) - 1;
+        }
+      group_of[i] = last_group;
+      g_array_index (counts, guint, last_group)++;
+    }
+  /* Offsets of the groups in key order. */
+  guint n_groups = keys->len;
+  g_autofree guint64 *sorted = g_new (guint64, MAX (n_groups, 1));
+  if (n_groups > 0)
+    {
+      memcpy (sorted, keys->data, sizeof (guint64) * n_groups);
+      qsort (sorted, n_groups, sizeof (guint64), compare_keys);
+    }
+  g_autofree guint *start = g_new0 (guint, MAX (n_groups, 1));
+  g_autofree guint *next = g_new0 (guint, MAX (n_groups, 1));
+  guint at = 0;
+  for (guint k = 0; k < n_groups; k++)
+    {
+      guint g = GPOINTER_TO_UINT (g_hash_table_lookup (groups, &sorted[k])) - 1;
+      start[g] = next[g] = at;
+      at += g_array_index (counts, guint, g);
+    }
+  for (guint i = 0; i < n_slots; i++)
+    if (!slots[i].dead)
+      order[next[group_of[i]]++] = i;
+  for (guint g = 0; g < n_groups; g++)
+    {
+      guint32 *o = order + start[g];
+      guint n = next[g] - start[g];
+      for (guint k = 1; k < n; k++)
+        if (slots[o[k - 1]].node.id > slots[o[k]].node.id)
+          {
+            g_qsort_with_data (o, (gint) n, sizeof (guint32), compare_slot_ids,
+                               (gpointer) slots);
+            break;
+          }
+    }
+  return order;
+}
