@@ -47,6 +47,18 @@ void cowscope_graph_render_marks (CowscopeGraphScene *scene, cairo_t *cr,
                                   const cairo_rectangle_t *clip, const guint8 *marks,
                                   gboolean dark);
 
+/* The legend's entries: the node colours (states), then the edge kinds.
+ * The graph view lists them beside the canvas; an export draws them all
+ * with cowscope_graph_render_legend(). */
+guint cowscope_graph_legend_get_n_entries (void);
+gboolean cowscope_graph_legend_entry_is_edge (guint entry);
+/* The entry's words for people (translated). */
+const char *cowscope_graph_legend_get_entry_name (guint entry);
+/* Draws entry @entry's sample (a filled shape or an edge with its arrow)
+ * in the box (@x, @y, @width, @height). */
+void cowscope_graph_render_legend_swatch (cairo_t *cr, guint entry, double x, double y,
+                                          double width, double height, gboolean dark);
+
 /* Draws the legend with its top-left corner at (@x, @y); returns its size
  * through @width and @height (either may be NULL).  With @cr NULL only
  * measures. */
