@@ -61,7 +61,10 @@ G_DEFINE_FINAL_TYPE (CowscopeGraphView, cowscope_graph_view, GTK_TYPE_WIDGET)
 enum { PROP_0, PROP_VIEW_STATE, PROP_READY, PROP_SCENE, PROP_MIN_BYTES, PROP_LEGEND_VISIBLE, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
+/* The size filter's steps (the toolbar's items, in order) and their
+ * nicks in the settings (org.cowscope.Cowscope.SizeFilter). */
 static const guint64 size_steps[] = { 0, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024 };
+static const char *const size_step_nicks[G_N_ELEMENTS (size_steps)] = { "all", "1k", "64k", "1m", "16m" };
 
 static void request_layout (CowscopeGraphView *self, gboolean rebuild);
 
@@ -1084,4 +1087,46 @@ cowscope_graph_view_get_search_message (CowscopeGraphView *self)
   return gtk_widget_get_visible (GTK_WIDGET (self->search_message))
            ? gtk_label_get_text (self->search_message)
            : NULL;
+}
+
+/* Settings -> view: the step of the nick (none hidden for an unknown one). */
+static gboolean
+size_filter_get_mapping (GValue *value, GVariant *variant, gpointer user_data)
+{
+  const char *nick = g_variant_get_string (variant, NULL);
+  g_value_set_uint64 (value, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (size_steps); i++)
+    if (g_str_equal (nick, size_step_nicks[i]))
+      g_value_set_uint64 (value, size_steps[i]);
+  return TRUE;
+}
+
+/* View -> settings: the nick of the step; NULL (not stored) for a size
+ * that is not one of the steps. */
+static GVariant *
+size_filter_set_mapping (const GValue *value, const GVariantType *expected_type,
+                         gpointer user_data)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (size_steps); i++)
+    if (size_steps[i] == g_value_get_uint64 (value))
+      return g_variant_new_string (size_step_nicks[i]);
+  return NULL;
+}
+
+/**
+ * cowscope_graph_view_bind_size_filter:
+ * @settings: the application settings
+ *
+ * Binds the size filter to the "graph-size-filter" key both ways: the
+ * view starts with the last filter chosen in any graph, and a choice in
+ * its toolbar is remembered for every graph.
+ */
+void
+cowscope_graph_view_bind_size_filter (CowscopeGraphView *self, GSettings *settings)
+{
+  g_return_if_fail (COWSCOPE_IS_GRAPH_VIEW (self));
+  g_return_if_fail (G_IS_SETTINGS (settings));
+  g_settings_bind_with_mapping (settings, "graph-size-filter", self, "min-bytes",
+                                G_SETTINGS_BIND_DEFAULT, size_filter_get_mapping,
+                                size_filter_set_mapping, NULL, NULL);
 }

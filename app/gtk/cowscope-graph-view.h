@@ -47,6 +47,9 @@ CowscopeGraphScene *cowscope_graph_view_get_scene (CowscopeGraphView *self);
  * (without rebuilding the graph). */
 void cowscope_graph_view_set_min_bytes (CowscopeGraphView *self, guint64 min_bytes);
 guint64 cowscope_graph_view_get_min_bytes (CowscopeGraphView *self);
+/* Keeps the size filter in the settings' "graph-size-filter" key, both
+ * ways, so that every graph starts with the last one chosen. */
+void cowscope_graph_view_bind_size_filter (CowscopeGraphView *self, GSettings *settings);
 
 /* Shows (or again groups) the individual views of storage (@pid, @id). */
 void cowscope_graph_view_set_group_expanded (CowscopeGraphView *self, guint32 pid, guint64 id,

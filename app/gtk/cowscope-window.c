@@ -530,6 +530,7 @@ application_set_cb (CowscopeWindow *self,
     gtk_window_maximize (GTK_WINDOW (self));
 
   cowscope_start_page_set_settings (self->start_page, settings);
+  cowscope_graph_view_bind_size_filter (self->graph_view, settings);
 }
 
 static void
