@@ -779,6 +779,37 @@ cowscope_window_set_recording_page (CowscopeWindow *self,
 }
 
 /**
+ * cowscope_window_show_recorded:
+ * @document: (nullable): @file loaded, or NULL when it could not be
+ * @error: (nullable): why it could not be loaded (with @document NULL)
+ *
+ * Shows the session just recorded in place of the recording page, which
+ * stayed on screen while the session was finalized and loaded (so that
+ * nothing else flashes in between), and removes that page; or, with
+ * @error, says why the session cannot be opened.
+ */
+void
+cowscope_window_show_recorded (CowscopeWindow          *self,
+                               GFile                   *file,
+                               CowscopeSessionDocument *document,
+                               const GError            *error)
+{
+  GtkWidget *page;
+
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+  g_return_if_fail (document != NULL || error != NULL);
+
+  page = gtk_stack_get_child_by_name (self->stack, "recording");
+  if (document != NULL)
+    show_session (self, file, document);
+  else
+    show_error (self, file, error);
+  if (page != NULL)
+    gtk_stack_remove (self->stack, page);
+}
+
+/**
  * cowscope_window_add_toast:
  *
  * Shows @message (one line, for people) in a toast over the window.

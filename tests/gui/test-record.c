@@ -258,6 +258,124 @@ test_record_demo (void)
   gui_test_spin (50);
 }
 
+/* What a person sees from the end of a short recording to its session. */
+typedef struct {
+  CowscopeWindow *window;
+  GString *pages;        /* the window's pages, in the order shown */
+  GString *phases;       /* the page's phases, each with the window's page then */
+  char *finalizing_title, *opening_title;
+  double finalizing_progress, opening_progress;
+  guint live_updates_when_finalizing;
+} Watch;
+
+static void
+stack_page_cb (GtkStack   *stack,
+               GParamSpec *pspec,
+               Watch      *w)
+{
+  g_string_append_printf (w->pages, "%s%s", w->pages->len > 0 ? "," : "",
+                          gtk_stack_get_visible_child_name (stack));
+}
+
+static void
+phase_cb (CowscopeRecordingPage *page,
+          GParamSpec            *pspec,
+          Watch                 *w)
+{
+  CowscopeRecordingPhase phase = cowscope_recording_page_get_phase (page);
+  GEnumClass *klass = g_type_class_ref (COWSCOPE_TYPE_RECORDING_PHASE);
+
+  g_string_append_printf (w->phases, "%s%s@%s", w->phases->len > 0 ? "," : "",
+                          g_enum_get_value (klass, (int) phase)->value_nick,
+                          cowscope_window_get_visible_page (w->window));
+  g_type_class_unref (klass);
+  if (phase == COWSCOPE_RECORDING_PHASE_FINALIZING)
+    {
+      w->finalizing_title = g_strdup (cowscope_recording_page_get_title (page));
+      w->finalizing_progress = cowscope_recording_page_get_progress (page);
+      w->live_updates_when_finalizing = cowscope_recording_page_get_live_updates (page);
+    }
+  else if (phase == COWSCOPE_RECORDING_PHASE_OPENING)
+    {
+      w->opening_title = g_strdup (cowscope_recording_page_get_title (page));
+      w->opening_progress = cowscope_recording_page_get_progress (page);
+    }
+}
+
+/* The window's own page stack (the one with a "start" page). */
+static GtkStack *
+window_stack (GtkWidget *widget)
+{
+  if (GTK_IS_STACK (widget) && gtk_stack_get_child_by_name (GTK_STACK (widget), "start") != NULL)
+    return GTK_STACK (widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkStack *found = window_stack (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+page_finished (gpointer data)
+{
+  return !cowscope_recording_page_is_running (data);
+}
+
+/* After a recording the recording page stays, saying it finalizes (with
+ * a bar) and then opens the session (with a bar), until the session is
+ * shown in its place: the window never goes back to the start page or
+ * to a loading page in between, and a program too short for a live
+ * snapshot is still shown live before it ends. */
+static void
+test_recording_page_stays (void)
+{
+  const char *demo = g_getenv ("COWSCOPE_DEMO");
+  const char *argv[] = { demo, "--quiet", "--steps", "1", "training", NULL };
+  Watch w = { .pages = g_string_new (NULL), .phases = g_string_new (NULL),
+              .finalizing_progress = -1, .opening_progress = -1 };
+  CowscopeRecordingPage *page;
+  GtkStack *stack;
+
+  w.window = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (w.window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (w.window));
+  stack = window_stack (GTK_WIDGET (w.window));
+  g_assert_nonnull (stack);
+  g_signal_connect (stack, "notify::visible-child-name", G_CALLBACK (stack_page_cb), &w);
+
+  page = cowscope_recording_page_record (GTK_WINDOW (w.window), argv, NULL, NULL, FALSE, TRUE, FALSE);
+  g_object_ref (page);
+  g_signal_connect (page, "notify::phase", G_CALLBACK (phase_cb), &w);
+  g_assert_cmpint (cowscope_recording_page_get_phase (page), ==, COWSCOPE_RECORDING_PHASE_RECORDING);
+  g_assert_cmpfloat (cowscope_recording_page_get_progress (page), <, 0);
+
+  g_assert_true (gui_test_wait_until (page_finished, page, 60));
+  g_test_message ("pages: %s; phases: %s", w.pages->str, w.phases->str);
+  g_assert_cmpstr (w.pages->str, ==, "recording,session");
+  g_assert_cmpstr (w.phases->str, ==, "finalizing@recording,opening@recording,done@session");
+  g_assert_cmpstr (w.finalizing_title, ==, "Finalizing the Session…");
+  g_assert_cmpfloat (w.finalizing_progress, >=, 0);
+  g_assert_cmpuint (w.live_updates_when_finalizing, >=, 1);
+  g_assert_cmpstr (w.opening_title, ==, "Opening the Session…");
+  g_assert_cmpfloat (w.opening_progress, >=, 0);
+  g_assert_nonnull (cowscope_window_get_file (w.window));
+  g_assert_null (find_widget (GTK_WIDGET (w.window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  g_signal_handlers_disconnect_by_data (stack, &w);
+  g_signal_handlers_disconnect_by_data (page, &w);
+  g_object_unref (page);
+  g_string_free (w.pages, TRUE);
+  g_string_free (w.phases, TRUE);
+  g_free (w.finalizing_title);
+  g_free (w.opening_title);
+  gtk_window_destroy (GTK_WINDOW (w.window));
+  gui_test_spin (50);
+}
+
 static gboolean
 no_export_dialog (gpointer data)
 {
@@ -655,6 +773,7 @@ main (int   argc,
 
   g_test_add_func ("/cowscope/record/missing-program", test_missing_program);
   g_test_add_func ("/cowscope/record/demo", test_record_demo);
+  g_test_add_func ("/cowscope/record/page-stays-until-shown", test_recording_page_stays);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
   g_test_add_func ("/cowscope/command-line/record", test_command_line_record);
