@@ -25,7 +25,10 @@ struct _CowscopeGraphCanvas {
   double zoom;
   double ox, oy;         /* the scene point at the widget's top-left */
   gboolean fitted;       /* the first scene was fitted to the view */
-  gboolean follow_fit;   /* the whole scene is fitted: fit again on a resize */
+  /* Until the user zooms or pans, the view fits each scene and each size
+   * (at a zoom of at least fit_floor): the first view, or after Fit. */
+  gboolean follow_fit;
+  double fit_floor;
   double drag_ox, drag_oy, pinch_zoom;
   gboolean dragged;
 };
@@ -98,8 +101,8 @@ fit (CowscopeGraphCanvas *self, double min_zoom)
   self->zoom = zoom;
   self->ox = sw * zoom < w ? -(w / zoom - sw) / 2 : 0;
   self->oy = sh * zoom < h ? -(h / zoom - sh) / 2 : 0;
-  /* A resize keeps the whole scene in view while nothing else moved it. */
-  self->follow_fit = sw * zoom <= w + 0.5 && sh * zoom <= h + 0.5;
+  self->follow_fit = TRUE;
+  self->fit_floor = min_zoom;
   invalidate_tiles (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
 }
@@ -306,7 +309,7 @@ cowscope_graph_canvas_size_allocate (GtkWidget *widget, int width, int height, i
 {
   CowscopeGraphCanvas *self = COWSCOPE_GRAPH_CANVAS (widget);
   if (self->follow_fit)
-    fit (self, MIN_ZOOM);
+    fit (self, self->fit_floor);
   else
     clamp_pan (self);
 }
@@ -414,7 +417,7 @@ cowscope_graph_canvas_set_scene (CowscopeGraphCanvas *self, CowscopeGraphScene *
   if (scene != NULL && gtk_widget_get_width (GTK_WIDGET (self)) > 0 && !self->fitted)
     show_first_view (self);
   else if (scene != NULL && self->follow_fit)
-    fit (self, MIN_ZOOM);
+    fit (self, self->fit_floor);
   clamp_pan (self);
   invalidate_tiles (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SCENE]);

@@ -23,9 +23,9 @@ G_DECLARE_FINAL_TYPE (CowscopeGraphCanvas, cowscope_graph_canvas, COWSCOPE, GRAP
 GtkWidget *cowscope_graph_canvas_new (void);
 
 /* Shows @scene (NULL: nothing).  The first scene is fitted to the view
- * (at a zoom where labels still read); later ones keep the zoom and the
- * pan, so scrubbing does not jump, except that a view showing the whole
- * scene keeps doing so. */
+ * (at a zoom where labels still read), and so are later scenes and sizes
+ * until the user zooms or pans; from then on scenes keep the zoom and
+ * the pan, so scrubbing does not jump. */
 void cowscope_graph_canvas_set_scene (CowscopeGraphCanvas *self, CowscopeGraphScene *scene);
 CowscopeGraphScene *cowscope_graph_canvas_get_scene (CowscopeGraphCanvas *self);
 
@@ -37,7 +37,8 @@ double cowscope_graph_canvas_get_zoom (CowscopeGraphCanvas *self);
 /* Zooms by @factor around widget point (@x, @y) (the centre when x < 0). */
 void cowscope_graph_canvas_zoom_by (CowscopeGraphCanvas *self, double factor, double x, double y);
 /* Fits the whole scene in the widget (zoom at most 1), however small that
- * makes it; it stays fitted through resizes until zoomed or panned. */
+ * makes it; it stays fitted through new scenes and resizes until zoomed
+ * or panned. */
 void cowscope_graph_canvas_zoom_to_fit (CowscopeGraphCanvas *self);
 /* Pans so node @index is in the centre, zooming in to at least @min_zoom. */
 void cowscope_graph_canvas_center_on (CowscopeGraphCanvas *self, guint index, double min_zoom);

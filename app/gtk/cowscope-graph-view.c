@@ -673,7 +673,8 @@ cowscope_graph_view_size_allocate (GtkWidget *widget, int width, int height, int
   /* Not now: showing a child in the middle of an allocation re-queues it. */
   if (self->legend_auto && self->legend_idle == 0
       && (width >= LEGEND_MIN_VIEW_WIDTH) != gtk_widget_get_visible (self->legend))
-    self->legend_idle = g_idle_add (legend_idle_cb, self);
+    /* Before the next frame's layout, so the graph is fitted once. */
+    self->legend_idle = g_idle_add_full (G_PRIORITY_HIGH_IDLE, legend_idle_cb, self, NULL);
 }
 
 static void

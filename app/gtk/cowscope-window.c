@@ -778,6 +778,19 @@ cowscope_window_set_recording_page (CowscopeWindow *self,
     gtk_stack_set_visible_child_name (self->stack, self->file != NULL ? "session" : "start");
 }
 
+/* The fade from a recording page to its session ended: the page goes. */
+static void
+remove_recording_page_cb (GtkStack   *stack,
+                          GParamSpec *pspec,
+                          GtkWidget  *page)
+{
+  if (gtk_stack_get_transition_running (stack))
+    return;
+  g_signal_handlers_disconnect_by_func (stack, remove_recording_page_cb, page);
+  if (gtk_widget_get_parent (page) != NULL && gtk_stack_get_visible_child (stack) != page)
+    gtk_stack_remove (stack, page);
+}
+
 /**
  * cowscope_window_show_recorded:
  * @document: (nullable): @file loaded, or NULL when it could not be
@@ -805,7 +818,14 @@ cowscope_window_show_recorded (CowscopeWindow          *self,
     show_session (self, file, document);
   else
     show_error (self, file, error);
-  if (page != NULL)
+  if (page == NULL)
+    return;
+  /* Removed at once, the page could not fade into the session: the
+   * stack would fade in from nothing. */
+  if (gtk_stack_get_transition_running (self->stack))
+    g_signal_connect_object (self->stack, "notify::transition-running",
+                             G_CALLBACK (remove_recording_page_cb), page, 0);
+  else
     gtk_stack_remove (self->stack, page);
 }
 

@@ -320,6 +320,12 @@ window_stack (GtkWidget *widget)
 }
 
 static gboolean
+no_recording_page (gpointer data)
+{
+  return find_widget (GTK_WIDGET (data), COWSCOPE_TYPE_RECORDING_PAGE) == NULL;
+}
+
+static gboolean
 page_finished (gpointer data)
 {
   return !cowscope_recording_page_is_running (data);
@@ -363,7 +369,8 @@ test_recording_page_stays (void)
   g_assert_cmpstr (w.opening_title, ==, "Opening the Session…");
   g_assert_cmpfloat (w.opening_progress, >=, 0);
   g_assert_nonnull (cowscope_window_get_file (w.window));
-  g_assert_null (find_widget (GTK_WIDGET (w.window), COWSCOPE_TYPE_RECORDING_PAGE));
+  /* The page fades into the session, then goes. */
+  g_assert_true (gui_test_wait_until (no_recording_page, w.window, 10));
 
   g_signal_handlers_disconnect_by_data (stack, &w);
   g_signal_handlers_disconnect_by_data (page, &w);
