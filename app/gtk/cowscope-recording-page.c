@@ -120,6 +120,7 @@ struct _CowscopeRecordingPage
   GCancellable   *load_cancellable; /* the session's load (phase opening) */
   GCancellable   *output_cancellable;
   GInputStream   *output;
+  GByteArray     *output_tail;  /* the start of a character split between reads */
   guint           refresh_id;
   guint           grace_id;
   gint64          start_us;
@@ -396,18 +397,17 @@ refresh_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Appends @text to the output panel (dropping the oldest text beyond
- * MAX_OUTPUT_CHARS, a quarter of it at a time) and keeps the end in
- * view.  Cheap per chunk, so a chatty target cannot flood the main loop:
- * trimming re-lays out the whole panel, and scrolling to an iter
- * validates every line above it, so both are done rarely or lazily. */
+/* Inserts @text (valid UTF-8) at the end of the output panel (dropping
+ * the oldest text beyond MAX_OUTPUT_CHARS, a quarter of it at a time) and
+ * keeps the end in view.  Cheap per chunk, so a chatty target cannot
+ * flood the main loop: trimming re-lays out the whole panel, and
+ * scrolling to an iter validates every line above it, so both are done
+ * rarely or lazily. */
 static void
-append_output (CowscopeRecordingPage *self,
-               const char            *text,
-               gsize                  length)
+insert_output (CowscopeRecordingPage *self,
+               const char            *valid)
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->output_view);
-  g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
   GtkTextMark *end_mark = gtk_text_buffer_get_mark (buffer, "cowscope-end");
   GtkTextIter end;
   int excess;
@@ -432,6 +432,42 @@ append_output (CowscopeRecordingPage *self,
   gtk_text_view_scroll_to_mark (self->output_view, end_mark, 0.0, FALSE, 0.0, 1.0);
 }
 
+/* Appends one chunk of the target's bytes to the output panel.  A
+ * character split between two chunks (a pipe read ends anywhere) waits
+ * for the rest of its bytes in output_tail rather than being shown as
+ * replacement characters; other invalid bytes are replaced. */
+static void
+append_output (CowscopeRecordingPage *self,
+               const char            *text,
+               gsize                  length)
+{
+  g_autoptr(GByteArray) bytes = g_steal_pointer (&self->output_tail);
+  const char *data, *valid_end;
+  gsize size, keep = 0;
+
+  if (bytes == NULL)
+    bytes = g_byte_array_new ();
+  g_byte_array_append (bytes, (const guint8 *) text, (guint) length);
+  data = (const char *) bytes->data;
+  size = bytes->len;
+  if (!g_utf8_validate_len (data, size, &valid_end)
+      && size - (gsize) (valid_end - data) < 4
+      && g_utf8_get_char_validated (valid_end, (gssize) (size - (gsize) (valid_end - data)))
+           == (gunichar) -2)
+    keep = size - (gsize) (valid_end - data);
+  if (keep > 0)
+    {
+      self->output_tail = g_byte_array_new ();
+      g_byte_array_append (self->output_tail, (const guint8 *) data + size - keep, (guint) keep);
+    }
+  if (size > keep)
+    {
+      g_autofree char *valid = g_utf8_make_valid (data, (gssize) (size - keep));
+
+      insert_output (self, valid);
+    }
+}
+
 static void read_output (CowscopeRecordingPage *self);
 
 /* One chunk of the target's output arrived (or its end). */
@@ -449,6 +485,14 @@ output_read_cb (GObject      *source,
     {
       if (self->output_done)
         return;
+      /* A character the target never finished is shown as replaced. */
+      if (self->output_tail != NULL)
+        {
+          g_autoptr(GByteArray) tail = g_steal_pointer (&self->output_tail);
+          g_autofree char *valid = g_utf8_make_valid ((const char *) tail->data, (gssize) tail->len);
+
+          insert_output (self, valid);
+        }
       self->output_done = TRUE;
       maybe_finish (self);
       return;
@@ -722,7 +766,9 @@ start (CowscopeRecordingPage *self,
        GError                *error)
 {
   int fds[2];
-  g_autofree char *command = g_strjoinv (" ", job->argv);
+  g_autofree char *joined = g_strjoinv (" ", job->argv);
+  /* Arguments are bytes; the label shows them as text. */
+  g_autofree char *command = g_utf8_make_valid (joined, -1);
 
   gtk_label_set_text (self->command_label, command);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->command_label), command);
@@ -829,6 +875,7 @@ cowscope_recording_page_finalize (GObject *object)
   g_clear_object (&self->output_cancellable);
   g_clear_object (&self->load_cancellable);
   g_clear_object (&self->output);
+  g_clear_pointer (&self->output_tail, g_byte_array_unref);
   g_clear_object (&self->task);
   g_clear_error (&self->error);
   shared_unref (self->shared);

@@ -383,6 +383,29 @@ test_recording_page_stays (void)
   gui_test_spin (50);
 }
 
+/* A character the target writes in two pieces (a pipe read may end
+ * inside it) is shown whole in the output panel, not as two
+ * replacement characters. */
+static void
+test_output_split_character (void)
+{
+  const char *argv[] = { "/bin/sh", "-c", "printf '\\342\\200'; sleep 0.3; printf '\\226 done\\n'", NULL };
+  CowscopeWindow *window = cowscope_window_new (app);
+  CowscopeRecordingPage *page;
+  g_autofree char *output = NULL;
+
+  gtk_window_present (GTK_WINDOW (window));
+  page = cowscope_recording_page_record (GTK_WINDOW (window), argv, NULL, NULL, FALSE, FALSE, FALSE);
+  g_object_ref (page);
+  g_assert_true (gui_test_wait_until (page_finished, page, 60));
+  output = cowscope_recording_page_get_output (page);
+  g_assert_cmpstr (output, ==, "\xe2\x80\x96 done\n");
+
+  g_object_unref (page);
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
 static gboolean
 no_export_dialog (gpointer data)
 {
@@ -781,6 +804,7 @@ main (int   argc,
   g_test_add_func ("/cowscope/record/missing-program", test_missing_program);
   g_test_add_func ("/cowscope/record/demo", test_record_demo);
   g_test_add_func ("/cowscope/record/page-stays-until-shown", test_recording_page_stays);
+  g_test_add_func ("/cowscope/record/output-split-character", test_output_split_character);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
   g_test_add_func ("/cowscope/command-line/record", test_command_line_record);
