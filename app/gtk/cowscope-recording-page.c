@@ -1089,6 +1089,18 @@ cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self)
   return self->events_stored;
 }
 
+/* The session file being recorded (NULL when none could be made). */
+const char *
+cowscope_recording_page_get_session_path (CowscopeRecordingPage *self)
+{
+  Job *job;
+
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  job = self->task != NULL ? g_task_get_task_data (self->task) : NULL;
+  return job != NULL ? job->output : NULL;
+}
+
 /* Where the page is (see the "phase" property). */
 CowscopeRecordingPhase
 cowscope_recording_page_get_phase (CowscopeRecordingPage *self)

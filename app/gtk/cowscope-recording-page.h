@@ -44,6 +44,7 @@ gboolean               cowscope_recording_page_is_running (CowscopeRecordingPage
 guint64                cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self);
 char                  *cowscope_recording_page_get_output (CowscopeRecordingPage *self);
 CowscopeRecordingPhase cowscope_recording_page_get_phase  (CowscopeRecordingPage *self);
+const char            *cowscope_recording_page_get_session_path (CowscopeRecordingPage *self);
 const char            *cowscope_recording_page_get_title  (CowscopeRecordingPage *self);
 double                 cowscope_recording_page_get_progress (CowscopeRecordingPage *self);
 char                  *cowscope_recording_page_find_demo  (void);

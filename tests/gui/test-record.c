@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <utime.h>
 
 #include "gui-test-support.h"
 #include "cowscope-application.h"
@@ -265,7 +266,7 @@ typedef struct {
   GString *phases;       /* the page's phases, each with the window's page then */
   char *finalizing_title, *opening_title;
   double finalizing_progress, opening_progress;
-  guint live_updates_when_finalizing;
+  guint live_updates_when_opening;
 } Watch;
 
 static void
@@ -293,12 +294,12 @@ phase_cb (CowscopeRecordingPage *page,
     {
       w->finalizing_title = g_strdup (cowscope_recording_page_get_title (page));
       w->finalizing_progress = cowscope_recording_page_get_progress (page);
-      w->live_updates_when_finalizing = cowscope_recording_page_get_live_updates (page);
     }
   else if (phase == COWSCOPE_RECORDING_PHASE_OPENING)
     {
       w->opening_title = g_strdup (cowscope_recording_page_get_title (page));
       w->opening_progress = cowscope_recording_page_get_progress (page);
+      w->live_updates_when_opening = cowscope_recording_page_get_live_updates (page);
     }
 }
 
@@ -365,7 +366,8 @@ test_recording_page_stays (void)
   g_assert_cmpstr (w.phases->str, ==, "finalizing@recording,opening@recording,done@session");
   g_assert_cmpstr (w.finalizing_title, ==, "Finalizing the Session…");
   g_assert_cmpfloat (w.finalizing_progress, >=, 0);
-  g_assert_cmpuint (w.live_updates_when_finalizing, >=, 1);
+  /* Shown live before it is replaced, however short the program. */
+  g_assert_cmpuint (w.live_updates_when_opening, >=, 1);
   g_assert_cmpstr (w.opening_title, ==, "Opening the Session…");
   g_assert_cmpfloat (w.opening_progress, >=, 0);
   g_assert_nonnull (cowscope_window_get_file (w.window));
@@ -402,6 +404,130 @@ test_output_split_character (void)
   g_assert_cmpstr (output, ==, "\xe2\x80\x96 done\n");
 
   g_object_unref (page);
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
+/* How many windows show a recording page. */
+static guint
+count_recording_windows (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      if (COWSCOPE_IS_WINDOW (window)
+          && find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE) != NULL)
+        n++;
+    }
+  return n;
+}
+
+static gboolean
+shows_session_not_recording (gpointer data)
+{
+  return g_strcmp0 (cowscope_window_get_visible_page (data), "session") == 0
+         && !cowscope_window_is_loading (data)
+         && find_widget (GTK_WIDGET (data), COWSCOPE_TYPE_RECORDING_PAGE) == NULL;
+}
+
+/* A new window, presented (so it is the one actions open things in). */
+static CowscopeWindow *
+new_window (void)
+{
+  CowscopeWindow *window = cowscope_window_new (app);
+
+  gtk_window_present (GTK_WINDOW (window));
+  gui_test_spin (50);
+  return window;
+}
+
+/* "Open the Demo Session" records the demo once and then opens that
+ * session again while it is current; app.record-demo, or a demo program
+ * newer than the session, records it again; a second click while it
+ * records shows the recording instead of starting another. */
+static void
+test_demo_session_reused (void)
+{
+  GSettings *settings = cowscope_application_get_settings (app);
+  g_autofree char *path = NULL;
+  g_autoptr(GFile) file = NULL;
+  CowscopeWindow *window;
+  GStatBuf before, after;
+
+  g_settings_set_boolean (settings, "launch-cuda-tracing", FALSE);
+  g_settings_reset (settings, "demo-session");
+
+  /* The first time: recorded, then shown. */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  path = g_settings_get_string (settings, "demo-session");
+  file = g_file_new_for_path (path);
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (path, &before), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Again: the same session opens, nothing records. */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_cmpuint (count_recording_windows (), ==, 0);
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (path, &after), ==, 0);
+  g_assert_cmpint (after.st_mtime, ==, before.st_mtime);
+  g_assert_cmpint (after.st_size, ==, before.st_size);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Asked for explicitly: recorded again, into a new file (the one
+   * shown before is never replaced under a window that may show it). */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.record-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  {
+    g_autofree char *again = g_settings_get_string (settings, "demo-session");
+
+    g_assert_cmpstr (again, !=, path);
+    g_clear_object (&file);
+    file = g_file_new_for_path (again);
+    g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+    g_assert_cmpint (g_stat (path, &after), ==, 0);
+    g_assert_cmpint (after.st_mtime, ==, before.st_mtime);
+    g_free (path);
+    path = g_steal_pointer (&again);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Older than the demo program: not current, recorded again; a second
+   * click meanwhile shows that recording. */
+  {
+    struct utimbuf old = { 1000000, 1000000 };
+    g_assert_cmpint (g_utime (path, &old), ==, 0);
+  }
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  {
+    CowscopeWindow *other = new_window ();
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (other), "app.open-demo", NULL));
+    g_assert_cmpuint (count_recording_windows (), ==, 1);
+    g_assert_cmpstr (cowscope_window_get_visible_page (other), ==, "start");
+    gtk_window_destroy (GTK_WINDOW (other));
+  }
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  {
+    g_autofree char *fresh = g_settings_get_string (settings, "demo-session");
+
+    g_assert_cmpstr (fresh, !=, path);
+    g_assert_cmpint (g_stat (fresh, &after), ==, 0);
+    g_assert_cmpint (after.st_mtime, >, 1000000);
+  }
   gtk_window_destroy (GTK_WINDOW (window));
   gui_test_spin (50);
 }
@@ -790,11 +916,17 @@ main (int   argc,
   g_autoptr(GError) error = NULL;
   int status;
 
-  gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
-  adw_init ();
-
+  /* gtk_test_init() does not isolate the user's folders: recordings go
+   * to the data folder, so point it here before GLib reads it. */
   tmp_dir = g_dir_make_tmp ("cowscope-record-XXXXXX", &error);
   g_assert_no_error (error);
+  {
+    g_autofree char *data_home = g_build_filename (tmp_dir, "data", NULL);
+    g_setenv ("XDG_DATA_HOME", data_home, TRUE);
+  }
+
+  gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  adw_init ();
 
   app = cowscope_application_new ();
   g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
@@ -805,6 +937,7 @@ main (int   argc,
   g_test_add_func ("/cowscope/record/demo", test_record_demo);
   g_test_add_func ("/cowscope/record/page-stays-until-shown", test_recording_page_stays);
   g_test_add_func ("/cowscope/record/output-split-character", test_output_split_character);
+  g_test_add_func ("/cowscope/record/demo-session-reused", test_demo_session_reused);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
   g_test_add_func ("/cowscope/command-line/record", test_command_line_record);
