@@ -532,6 +532,128 @@ test_demo_session_reused (void)
   gui_test_spin (50);
 }
 
+/* The file chooser's question before it replaces a file, or NULL. */
+static GtkWidget *
+replace_question (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+      g_autofree char *text = NULL;
+
+      if (!GTK_IS_MESSAGE_DIALOG (window))
+        continue;
+      g_object_get (window, "text", &text, NULL);
+      if (text != NULL && strstr (text, "already exists") != NULL)
+        return GTK_WIDGET (window);
+    }
+  return NULL;
+}
+
+static gboolean
+has_replace_question (gpointer data)
+{
+  return replace_question () != NULL;
+}
+
+static gboolean
+has_file_chooser (gpointer data)
+{
+  return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) != NULL;
+}
+
+/* Fills the launch dialog of a new window for a one-step demo run into
+ * the session file @output (NULL: the field left empty); returns it. */
+static CowscopeRecordDialog *
+demo_dialog (CowscopeWindow *window,
+             const char     *output)
+{
+  CowscopeRecordDialog *dialog = open_record_dialog (window);
+
+  cowscope_record_dialog_set_program (dialog, g_getenv ("COWSCOPE_DEMO"));
+  cowscope_record_dialog_set_arguments (dialog, "--quiet --steps 1 training");
+  if (output != NULL)
+    cowscope_record_dialog_set_output (dialog, output);
+  return dialog;
+}
+
+/* The launch dialog's session file: a new file is recorded there and
+ * opened; an existing one is refused inline unless the file chooser
+ * chose it (it asks before replacing); a missing folder is refused. */
+static void
+test_record_dialog_output (void)
+{
+  g_autofree char *output = g_build_filename (tmp_dir, "chosen.cowscope", NULL);
+  g_autofree char *missing = g_build_filename (tmp_dir, "no-such-folder", "x.cowscope", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (output);
+  CowscopeRecordDialog *dialog;
+  CowscopeWindow *window;
+  GtkWidget *chooser;
+  GStatBuf first, again;
+
+  g_settings_set_boolean (cowscope_application_get_settings (app), "launch-cuda-tracing", FALSE);
+
+  /* A new file: recorded there, and shown. */
+  window = new_window ();
+  dialog = demo_dialog (window, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (output, &first), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Typed again: it exists, so nothing records and the file stays. */
+  window = new_window ();
+  dialog = demo_dialog (window, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_nonnull (cowscope_record_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "already exists"));
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  /* A folder that does not exist is refused too. */
+  cowscope_record_dialog_set_output (dialog, missing);
+  g_assert_null (cowscope_record_dialog_get_error (dialog));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "does not exist"));
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  /* Chosen in the file chooser (which asks before replacing): replaced. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.choose-output", NULL));
+  g_assert_true (gui_test_wait_until (has_file_chooser, NULL, 10));
+  chooser = find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG);
+  g_assert_cmpint (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (chooser)), ==,
+                   GTK_FILE_CHOOSER_ACTION_SAVE);
+  {
+    g_autoptr(GFile) folder = g_file_new_for_path (tmp_dir);
+
+    /* As a person would: once it has shown its first folder, go to the
+     * folder, then type the name. */
+    gui_test_spin (500);
+    g_assert_true (gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, NULL));
+    gui_test_spin (500);
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), "chosen.cowscope");
+    gui_test_spin (100);
+  }
+  gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_ACCEPT);
+  /* GTK asks before replacing the file: "Replace". */
+  g_assert_true (gui_test_wait_until (has_replace_question, NULL, 10));
+  gtk_dialog_response (GTK_DIALOG (replace_question ()), GTK_RESPONSE_ACCEPT);
+  gui_test_spin (300);
+  g_assert_null (find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (output, &again), ==, 0);
+  g_assert_true (again.st_ino != first.st_ino || again.st_mtime != first.st_mtime
+                 || again.st_size != first.st_size);
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
 static gboolean
 no_export_dialog (gpointer data)
 {
@@ -938,6 +1060,7 @@ main (int   argc,
   g_test_add_func ("/cowscope/record/page-stays-until-shown", test_recording_page_stays);
   g_test_add_func ("/cowscope/record/output-split-character", test_output_split_character);
   g_test_add_func ("/cowscope/record/demo-session-reused", test_demo_session_reused);
+  g_test_add_func ("/cowscope/record/dialog-output-file", test_record_dialog_output);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
   g_test_add_func ("/cowscope/command-line/record", test_command_line_record);
