@@ -195,19 +195,18 @@ test_finish (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("cowscope-live-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "short.cowscope", NULL);
-  g_autofree char *schema = NULL;
   sqlite3 *db = NULL;
   guint updates = 0;
   guint64 events;
 
-  g_assert_true (g_file_get_contents (g_getenv ("COWSCOPE_SESSION_SCHEMA"), &schema, NULL, NULL));
   g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
   exec_ok (db, "PRAGMA journal_mode = WAL");
-  exec_ok (db, schema);
-  exec_ok (db, "INSERT INTO meta (key, value) VALUES ('finalized', 0)");
-  add_event (db, 1000, 1, COWSCOPE_EV_ALLOCATION_NEW, 0, 1, 4096, 0, 0, 0);
-  add_event (db, 1010, 1, COWSCOPE_EV_STORAGE_NEW, 0, 2, 1, 4096, 0, 0);
-  add_event (db, 1020, 1, COWSCOPE_EV_TENSOR_NEW, 0, 3, 2, 0, 1024, 0);
+  g_assert_true (cowscope_format_create_schema (db));
+  exec_ok (db, "INSERT INTO meta (key, value) VALUES ('format', 'cowscope-session'),"
+               " ('finalized', 0)");
+  add_event (db, 1000, 1, COW_EVENT_ALLOCATION_NEW, 0, 1, 4096, 0, 0, 0);
+  add_event (db, 1010, 1, COW_EVENT_STORAGE_NEW, 0, 2, 1, 4096, 0, 0);
+  add_event (db, 1020, 1, COW_EVENT_TENSOR_NEW, 0, 3, 2, 0, 1024, 0);
 
   /* Never started (the recorder had not reported yet). */
   g_autoptr (CowscopeLiveSession) live = cowscope_live_session_new (path);
@@ -225,8 +224,8 @@ test_finish (void)
   g_signal_connect (started, "updated", G_CALLBACK (updated_cb), &started_updates);
   cowscope_live_session_start (started, 60 * 1000);
   g_assert_true (wait_for_update (&started_updates, 0));
-  add_event (db, 1030, 1, COWSCOPE_EV_TENSOR_NEW, 0, 4, 2, 0, 1024, 0);
-  add_event (db, 1040, 1, COWSCOPE_EV_TENSOR_NEW, 0, 5, 2, 0, 1024, 0);
+  add_event (db, 1030, 1, COW_EVENT_TENSOR_NEW, 0, 4, 2, 0, 1024, 0);
+  add_event (db, 1040, 1, COW_EVENT_TENSOR_NEW, 0, 5, 2, 0, 1024, 0);
   cowscope_live_session_finish (started);
   while (cowscope_session_document_get_n_events (cowscope_live_session_get_document (started)) < 5)
     g_assert_true (wait_for_update (&started_updates, started_updates));
