@@ -15,12 +15,15 @@ typedef struct { double r, g, b; } Rgb;
 /* Fill, border and text of one state, light and dark (GNOME palette). */
 typedef struct { Rgb fill, border, text; } NodeColors;
 
-enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_LIMBO, STYLE_FREED_SOON, N_STYLES };
+enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_STOLEN, STYLE_LIMBO, STYLE_FREED_SOON,
+       N_STYLES };
 
 static const NodeColors light_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0xf6f5f4), RGB (0x9a9996), RGB (0x241f31) },
   [STYLE_SHARED] = { RGB (0x99c1f1), RGB (0x1c71d8), RGB (0x241f31) },
   [STYLE_MATERIALIZED] = { RGB (0xffbe6f), RGB (0xc64600), RGB (0x241f31) },
+  /* Green: it owns bytes that were shared, and nothing was copied. */
+  [STYLE_STOLEN] = { RGB (0x8ff0a4), RGB (0x26a269), RGB (0x241f31) },
   [STYLE_LIMBO] = { RGB (0xf66151), RGB (0xa51d2d), RGB (0x241f31) },
   [STYLE_FREED_SOON] = { RGB (0xdc8add), RGB (0x813d9c), RGB (0x241f31) },
 };
@@ -28,6 +31,7 @@ static const NodeColors dark_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0x3d3846), RGB (0x9a9996), RGB (0xffffff) },
   [STYLE_SHARED] = { RGB (0x1a5fb4), RGB (0x99c1f1), RGB (0xffffff) },
   [STYLE_MATERIALIZED] = { RGB (0xa34200), RGB (0xffbe6f), RGB (0xffffff) },
+  [STYLE_STOLEN] = { RGB (0x26a269), RGB (0x8ff0a4), RGB (0xffffff) },
   [STYLE_LIMBO] = { RGB (0xa51d2d), RGB (0xf66151), RGB (0xffffff) },
   [STYLE_FREED_SOON] = { RGB (0x613583), RGB (0xdc8add), RGB (0xffffff) },
 };
@@ -53,6 +57,7 @@ node_style (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return STYLE_SHARED;
     case COWSCOPE_NODE_STATE_MATERIALIZED: return STYLE_MATERIALIZED;
+    case COWSCOPE_NODE_STATE_STOLEN: return STYLE_STOLEN;
     case COWSCOPE_NODE_STATE_LIMBO: return STYLE_LIMBO;
     default: return STYLE_OWNED;
     }
@@ -411,7 +416,7 @@ cowscope_graph_render_marks (CowscopeGraphScene *scene, cairo_t *cr,
 /* The legend's words, one per node style and one per edge kind. */
 static const char *const state_names[N_STYLES] = {
   N_("Owned"), N_("Shared (lazy copy)"), N_("Materialized (copied)"),
-  N_("In limbo (IPC)"), N_("Freed soon"),
+  N_("Materialized (stolen, no copy)"), N_("In limbo (IPC)"), N_("Freed soon"),
 };
 static const char *const edge_names[COWSCOPE_N_EDGE_KINDS] = {
   N_("View of"), N_("Lazy copy of"), N_("Materialized from"), N_("Owns bytes"),

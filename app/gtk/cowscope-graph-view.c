@@ -115,6 +115,8 @@ state_name (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return _("Shared through a CoW context");
     case COWSCOPE_NODE_STATE_MATERIALIZED: return _("Materialized: owns a copy");
+    case COWSCOPE_NODE_STATE_STOLEN:
+      return _("Materialized by a steal: owns the bytes it shared, nothing was copied");
     case COWSCOPE_NODE_STATE_LIMBO:
       return _("In the limbo: its producer dropped it, a consumer keeps it alive");
     default: return _("Owns its bytes");

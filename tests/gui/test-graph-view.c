@@ -1,10 +1,13 @@
 /* test-graph-view.c — what the sharing graph's toolbar and colours tell
  * a person, on a generated session: a search that finds nothing says so
  * under the toolbar; the size filter is the remembered setting
- * "graph-size-filter" (both ways, in every graph).
+ * "graph-size-filter" (both ways, in every graph); a storage that stole
+ * its bytes has its own state, colour and legend entry, whether the graph
+ * was replayed past the steal or decoded from a later checkpoint.
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 #include <string.h>
 
 #include "gui-test-support.h"
@@ -149,6 +152,84 @@ test_size_filter_setting (Fixture *f, gconstpointer data)
   g_settings_reset (settings, "graph-size-filter");
 }
 
+/* One row of @sql (?1 = @arg) on the fixture: up to three integers;
+ * FALSE when there is none. */
+static gboolean
+sql_row (const char *sql, gint64 arg, gint64 *a, gint64 *b, gint64 *c)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  gboolean found;
+
+  g_assert_cmpint (sqlite3_open_v2 (fixture_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  sqlite3_bind_int64 (stmt, 1, arg);
+  found = sqlite3_step (stmt) == SQLITE_ROW;
+  if (found)
+    {
+      *a = sqlite3_column_int64 (stmt, 0);
+      *b = sqlite3_column_int64 (stmt, 1);
+      *c = sqlite3_column_int64 (stmt, 2);
+    }
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return found;
+}
+
+/* The state of storage (@pid, @id) in the graph at @t. */
+static CowscopeNodeState
+storage_state_at (Fixture *f, gint64 t, gint64 pid, gint64 id)
+{
+  CowscopeGraphScene *scene = show_at (f, t);
+  CowscopeSharingGraph *graph = cowscope_graph_scene_get_graph (scene);
+  gint i = cowscope_sharing_graph_lookup (graph, COWSCOPE_NODE_STORAGE, (guint32) pid, (guint64) id);
+  gint k = cowscope_graph_scene_find_object (scene, COWSCOPE_NODE_STORAGE, (guint32) pid, (guint64) id);
+
+  g_assert_cmpint (i, >=, 0);
+  /* The scene (what is drawn) says the same as the model. */
+  if (k >= 0 && cowscope_graph_scene_get_node (scene, (guint) k)->type == COWSCOPE_SCENE_NODE_OBJECT)
+    g_assert_cmpint (cowscope_graph_scene_get_node (scene, (guint) k)->state, ==,
+                     cowscope_sharing_graph_get_node (graph, (guint) i)->state);
+  return cowscope_sharing_graph_get_node (graph, (guint) i)->state;
+}
+
+/* A steal is not a copy: the storage that stole its bytes is STOLEN (its
+ * own colour and legend entry) right after the steal (replayed) and at a
+ * later checkpoint (decoded), while a copied one is MATERIALIZED. */
+static void
+test_stolen_storage (Fixture *f, gconstpointer data)
+{
+  gint64 pid, storage, end_ts, t;
+  gboolean legend_has_it = FALSE;
+
+  g_assert_true (sql_row ("SELECT pid, storage_id, end_ts FROM materializations WHERE seq = ?1",
+                          info.steal_seq, &pid, &storage, &end_ts));
+  g_assert_cmpint (storage_state_at (f, end_ts, pid, storage), ==, COWSCOPE_NODE_STATE_STOLEN);
+
+  /* Decoded from a checkpoint taken after a steal, the storage still
+   * alive and not shared again by then. */
+  g_assert_true (sql_row (
+    "SELECT m.pid, m.storage_id, c.ts FROM materializations m"
+    " JOIN storages s ON s.pid = m.pid AND s.id = m.storage_id"
+    " JOIN checkpoints c ON c.ts > m.end_ts AND (s.free_ts IS NULL OR c.ts < s.free_ts)"
+    " WHERE (m.kind & 255) = 2 AND m.seq >= ?1"
+    " AND NOT EXISTS (SELECT 1 FROM lazy_clones l WHERE l.pid = m.pid"
+    "   AND l.source_storage_id = m.storage_id AND l.ts BETWEEN m.end_ts AND c.ts)"
+    " ORDER BY c.ts LIMIT 1",
+    0, &pid, &storage, &t));
+  g_assert_cmpint (storage_state_at (f, t, pid, storage), ==, COWSCOPE_NODE_STATE_STOLEN);
+
+  /* A copy stays a copy. */
+  g_assert_true (sql_row ("SELECT pid, storage_id, end_ts FROM materializations WHERE seq = ?1",
+                          info.copy_seq, &pid, &storage, &end_ts));
+  g_assert_cmpint (storage_state_at (f, end_ts, pid, storage), ==, COWSCOPE_NODE_STATE_MATERIALIZED);
+
+  for (guint i = 0; i < cowscope_graph_legend_get_n_entries (); i++)
+    legend_has_it |= g_strcmp0 (cowscope_graph_legend_get_entry_name (i),
+                                "Materialized (stolen, no copy)") == 0;
+  g_assert_true (legend_has_it);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -173,6 +254,8 @@ main (int argc, char **argv)
               test_search_says_nothing_found, fixture_tear_down);
   g_test_add ("/cowscope/graph-view/size-filter-setting", Fixture, NULL, fixture_set_up,
               test_size_filter_setting, fixture_tear_down);
+  g_test_add ("/cowscope/graph-view/stolen-storage", Fixture, NULL, fixture_set_up,
+              test_stolen_storage, fixture_tear_down);
 
   status = g_test_run ();
   g_clear_object (&doc);
