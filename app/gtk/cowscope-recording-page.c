@@ -1033,14 +1033,15 @@ cowscope_recording_page_record_to (GtkWindow          *from,
 
       window = cowscope_window_new (COWSCOPE_APPLICATION (app));
     }
-  gtk_window_present (GTK_WINDOW (window));
-
   self = g_object_new (COWSCOPE_TYPE_RECORDING_PAGE, NULL);
   if (gtk_window_get_application (GTK_WINDOW (window)) != NULL)
     cowscope_graph_view_bind_size_filter (self->graph_view,
                                           cowscope_application_get_settings (COWSCOPE_APPLICATION (
                                             gtk_window_get_application (GTK_WINDOW (window)))));
   cowscope_window_set_recording_page (window, GTK_WIDGET (self));
+  /* Presented after: a new window shows the recording at once, rather
+   * than fading to it from the Welcome page. */
+  gtk_window_present (GTK_WINDOW (window));
 
   job = g_new0 (Job, 1);
   job->argv = g_strdupv ((char **) argv);

@@ -267,6 +267,7 @@ typedef struct {
   char *finalizing_title, *opening_title;
   double finalizing_progress, opening_progress;
   guint live_updates_when_opening;
+  int min_width_when_opening;  /* the window's, with the recording page */
 } Watch;
 
 static void
@@ -300,6 +301,8 @@ phase_cb (CowscopeRecordingPage *page,
       w->opening_title = g_strdup (cowscope_recording_page_get_title (page));
       w->opening_progress = cowscope_recording_page_get_progress (page);
       w->live_updates_when_opening = cowscope_recording_page_get_live_updates (page);
+      gtk_widget_measure (GTK_WIDGET (w->window), GTK_ORIENTATION_HORIZONTAL, -1,
+                          &w->min_width_when_opening, NULL, NULL, NULL);
     }
 }
 
@@ -368,6 +371,9 @@ test_recording_page_stays (void)
   g_assert_cmpfloat (w.finalizing_progress, >=, 0);
   /* Shown live before it is replaced, however short the program. */
   g_assert_cmpuint (w.live_updates_when_opening, >=, 1);
+  /* The page fits a window as narrow as the session does (600 px). */
+  g_test_message ("minimum window width with the recording page: %d px", w.min_width_when_opening);
+  g_assert_cmpint (w.min_width_when_opening, <=, 600);
   g_assert_cmpstr (w.opening_title, ==, "Opening the Session…");
   g_assert_cmpfloat (w.opening_progress, >=, 0);
   g_assert_nonnull (cowscope_window_get_file (w.window));
