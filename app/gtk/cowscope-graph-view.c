@@ -368,6 +368,34 @@ take_pending_live_graph (CowscopeGraphView *self)
   request_layout (self, TRUE);
 }
 
+/* Shows the canvas, or, when the scene has no node, says why rather than
+ * showing an empty canvas: nothing is alive, or the size filter hides it
+ * all. */
+static void
+show_scene_or_why_empty (CowscopeGraphView *self)
+{
+  const CowscopeSceneStats *st = cowscope_graph_scene_get_stats (self->scene);
+
+  if (cowscope_graph_scene_get_n_nodes (self->scene) > 0)
+    {
+      gtk_stack_set_visible_child_name (self->stack, "graph");
+      return;
+    }
+  if (st->n_graph_nodes > 0 && st->n_filtered > 0)
+    {
+      adw_status_page_set_title (self->empty_page, _("Every Object Is Smaller Than the Filter"));
+      adw_status_page_set_description (self->empty_page,
+                                       _("Choose a smaller size in the toolbar to see them."));
+    }
+  else
+    {
+      adw_status_page_set_title (self->empty_page, _("Nothing Is Alive Here"));
+      adw_status_page_set_description (self->empty_page,
+                                       _("No allocation, storage or tensor is alive at this instant."));
+    }
+  gtk_stack_set_visible_child_name (self->stack, "empty");
+}
+
 /* Completion of a layout request; ignores all but the newest. */
 static void
 layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -406,7 +434,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_set_object (&self->scene, scene);
   self->selected = selected;
   cowscope_graph_canvas_set_scene (self->canvas, scene);
-  gtk_stack_set_visible_child_name (self->stack, "graph");
+  show_scene_or_why_empty (self);
   update_status (self, NULL);
   g_array_set_size (self->matches, 0);
   if (self->search != NULL && self->search[0] != '\0')
@@ -1037,7 +1065,9 @@ cowscope_graph_view_show_graph (CowscopeGraphView *self, CowscopeSharingGraph *g
       self->live_pending = FALSE;
       return;
     }
-  if (self->cancellable != NULL && !self->ready)
+  /* A layout on its way (not one cancelled with a view state just
+   * dropped) shows this graph when it lands. */
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable) && !self->ready)
     {
       self->live_pending = TRUE;
       return;
@@ -1080,6 +1110,17 @@ cowscope_graph_view_get_canvas (CowscopeGraphView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
   return self->canvas;
+}
+
+/* The title of the page shown instead of the canvas, or NULL while the
+ * canvas is shown. */
+const char *
+cowscope_graph_view_get_empty_title (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "empty") == 0
+           ? adw_status_page_get_title (self->empty_page)
+           : NULL;
 }
 
 /* The words under the toolbar when a search finds nothing, or NULL. */

@@ -73,6 +73,10 @@ gboolean cowscope_graph_view_get_legend_visible (CowscopeGraphView *self);
 GtkWidget *cowscope_graph_view_get_legend (CowscopeGraphView *self);
 CowscopeGraphCanvas *cowscope_graph_view_get_canvas (CowscopeGraphView *self);
 
+/* The title of what is shown instead of the canvas (laying out, an
+ * error, nothing alive, everything filtered out), or NULL. */
+const char *cowscope_graph_view_get_empty_title (CowscopeGraphView *self);
+
 /* What the view says under its toolbar when a search found no tensor at
  * this instant, or NULL when it says nothing. */
 const char *cowscope_graph_view_get_search_message (CowscopeGraphView *self);

@@ -3,7 +3,8 @@
  * under the toolbar; the size filter is the remembered setting
  * "graph-size-filter" (both ways, in every graph); a storage that stole
  * its bytes has its own state, colour and legend entry, whether the graph
- * was replayed past the steal or decoded from a later checkpoint.
+ * was replayed past the steal or decoded from a later checkpoint; an
+ * empty graph says why (nothing alive, or everything filtered out).
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
@@ -12,6 +13,7 @@
 
 #include "gui-test-support.h"
 #include "cowscope-graph-view.h"
+#include "cowscope-sharing-graph-private.h"
 #include "cowscope-view-state.h"
 #include "session-fixture.h"
 
@@ -230,6 +232,33 @@ test_stolen_storage (Fixture *f, gconstpointer data)
   g_assert_true (legend_has_it);
 }
 
+/* An empty graph says why instead of showing an empty canvas: before
+ * the first object nothing is alive; a filter above every size hides
+ * everything. */
+static void
+test_empty_graph_says_why (Fixture *f, gconstpointer data)
+{
+  CowscopeGraphScene *scene = show_at (f, info.end_ns);
+  g_autoptr (CowscopeSharingGraph) empty = NULL;
+
+  g_assert_cmpuint (cowscope_graph_scene_get_n_nodes (scene), >, 0);
+  g_assert_null (cowscope_graph_view_get_empty_title (f->view));
+  cowscope_graph_view_set_min_bytes (f->view, G_GUINT64_CONSTANT (1) << 50);
+  g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
+  g_assert_cmpuint (cowscope_graph_scene_get_n_nodes (cowscope_graph_view_get_scene (f->view)), ==, 0);
+  g_assert_cmpstr (cowscope_graph_view_get_empty_title (f->view), ==,
+                   "Every Object Is Smaller Than the Filter");
+  cowscope_graph_view_set_min_bytes (f->view, 0);
+
+  /* A recording whose objects are all freed: its live graph is empty. */
+  empty = cowscope_sharing_graph_new_take (g_array_new (FALSE, TRUE, sizeof (CowscopeGraphNode)),
+                                           g_array_new (FALSE, TRUE, sizeof (CowscopeGraphEdge)),
+                                           g_string_chunk_new (64), 1, 1, -1, 0);
+  cowscope_graph_view_show_graph (f->view, empty);
+  g_assert_true (gui_test_wait_until (view_ready, f->view, 30));
+  g_assert_cmpstr (cowscope_graph_view_get_empty_title (f->view), ==, "Nothing Is Alive Here");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -256,6 +285,8 @@ main (int argc, char **argv)
               test_size_filter_setting, fixture_tear_down);
   g_test_add ("/cowscope/graph-view/stolen-storage", Fixture, NULL, fixture_set_up,
               test_stolen_storage, fixture_tear_down);
+  g_test_add ("/cowscope/graph-view/empty-graph-says-why", Fixture, NULL, fixture_set_up,
+              test_empty_graph_says_why, fixture_tear_down);
 
   status = g_test_run ();
   g_clear_object (&doc);
