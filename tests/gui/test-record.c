@@ -565,6 +565,12 @@ has_replace_question (gpointer data)
 }
 
 static gboolean
+no_file_chooser (gpointer data)
+{
+  return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) == NULL;
+}
+
+static gboolean
 has_file_chooser (gpointer data)
 {
   return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) != NULL;
@@ -647,8 +653,7 @@ test_record_dialog_output (void)
   /* GTK asks before replacing the file: "Replace". */
   g_assert_true (gui_test_wait_until (has_replace_question, NULL, 10));
   gtk_dialog_response (GTK_DIALOG (replace_question ()), GTK_RESPONSE_ACCEPT);
-  gui_test_spin (300);
-  g_assert_null (find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG));
+  g_assert_true (gui_test_wait_until (no_file_chooser, NULL, 10));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
   g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
   g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
