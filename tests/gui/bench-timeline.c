@@ -18,6 +18,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "cowscope-application.h"
@@ -27,7 +28,10 @@
 #include "session-fixture.h"
 
 #define N_FRAMES 100
-#define BENCH_TIMELINE_HEIGHT 300
+/* The timeline's height (px): 300, or $COWSCOPE_BENCH_TIMELINE_HEIGHT
+ * (to compare layouts that fit different numbers of lanes). */
+static int bench_timeline_height = 300;
+#define BENCH_TIMELINE_HEIGHT bench_timeline_height
 
 static double
 now_ms (void)
@@ -172,6 +176,8 @@ main (int argc, char *argv[])
   g_autoptr (GError) error = NULL;
   gtk_init ();
   adw_init ();
+  if (g_getenv ("COWSCOPE_BENCH_TIMELINE_HEIGHT") != NULL)
+    bench_timeline_height = CLAMP (atoi (g_getenv ("COWSCOPE_BENCH_TIMELINE_HEIGHT")), 100, 700);
   g_setenv ("GSETTINGS_BACKEND", "memory", FALSE);
 
   const char *path = g_getenv ("COWSCOPE_BENCH_SESSION");
