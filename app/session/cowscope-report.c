@@ -1,6 +1,8 @@
 /* cowscope-report.c — a session's summary (see header). */
 #include "cowscope-report.h"
 
+#include "cowscope-call-site.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -197,7 +199,6 @@ typedef struct {
   char *text;     /* "train.c:88 in update_weights()" */
   char *function, *file, *module;
   gint64 line, address;
-  gboolean symbolized;
   gint64 count, bytes;
 } CallSite;
 
@@ -221,92 +222,59 @@ call_site_free (CallSite *site)
   g_free (site);
 }
 
-/* TRUE for a frame inside Cowscope's own libraries (engine, probes),
- * which a call site skips to name the user's code. */
-static gboolean
-frame_is_internal (const char *function, const char *module)
-{
-  g_autofree char *base = module != NULL ? g_path_get_basename (module) : NULL;
-
-  if (function != NULL
-      && (g_str_has_prefix (function, "cow_")
-          || g_str_has_prefix (function, "cowscope_")))
-    return TRUE;
-  return base != NULL
-         && (g_str_has_prefix (base, "libcowtensor")
-             || g_str_has_prefix (base, "libcowscope"));
-}
-
-/* The call site of stack @stack_id: its innermost symbolized frame outside
- * Cowscope, else its innermost frame outside Cowscope (address, module),
- * else its innermost frame.  NULL stack_id (<= 0) gives "(no call stack)".
- * Returns a new CallSite with count and bytes zero, or NULL on error. */
+/* The call site of stack @stack_id (cowscope-call-site.h says which frame
+ * it is).  NULL stack_id (<= 0) gives "(no call stack)".  Returns a new
+ * CallSite with count and bytes zero, or NULL on error. */
 static CallSite *
 resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *frames,
                    gint64 stack_id, GError **error)
 {
+  g_autoptr (GArray) refs = g_array_new (FALSE, FALSE, sizeof (CowscopeFrameRef));
+  g_autoptr (GStringChunk) strings = g_string_chunk_new (256);
   CallSite *site = g_new0 (CallSite, 1);
-  int best = 0; /* 3 symbolized user, 2 user, 1 any */
-  int rc;
+  int rc = SQLITE_DONE;
+  gint chosen;
 
   sqlite3_reset (frames);
   sqlite3_bind_int64 (frames, 1, stack_id);
-  while (stack_id > 0 && best < 3
+  while (stack_id > 0
          && (rc = cowscope_session_tables_step (session, frames, error)) == SQLITE_ROW)
     {
       const char *function = (const char *) sqlite3_column_text (frames, 0);
       const char *file = (const char *) sqlite3_column_text (frames, 1);
       const char *module = (const char *) sqlite3_column_text (frames, 3);
-      gboolean symbolized = function != NULL || file != NULL;
-      int score = frame_is_internal (function, module) ? 1 : symbolized ? 3 : 2;
-
-      if (score <= best)
-        continue;
-      best = score;
-      g_free (site->function);
-      g_free (site->file);
-      g_free (site->module);
-      site->function = g_strdup (function);
-      site->file = g_strdup (file);
-      site->module = g_strdup (module);
-      site->line = sqlite3_column_int64 (frames, 2);
-      site->address = sqlite3_column_int64 (frames, 4);
-      site->symbolized = symbolized;
+      CowscopeFrameRef ref = {
+        function != NULL ? g_string_chunk_insert_const (strings, function) : NULL,
+        file != NULL ? g_string_chunk_insert_const (strings, file) : NULL,
+        module != NULL ? g_string_chunk_insert_const (strings, module) : NULL,
+        sqlite3_column_int64 (frames, 2),
+        (guint64) sqlite3_column_int64 (frames, 4),
+      };
+      g_array_append_val (refs, ref);
     }
-  if (stack_id > 0 && best < 3 && rc < 0)
+  if (rc < 0)
     {
       call_site_free (site);
       return NULL;
     }
 
-  if (best == 0)
-    site->text = g_strdup (MSG_NO_STACK);
-  else if (site->symbolized)
+  chosen = cowscope_call_site_choose ((const CowscopeFrameRef *) refs->data, refs->len);
+  if (chosen < 0)
     {
-      g_autofree char *file = site->file != NULL ? g_path_get_basename (site->file) : NULL;
-      GString *text = g_string_new (NULL);
-      if (file != NULL && site->line > 0)
-        g_string_append_printf (text, "%s:%" G_GINT64_FORMAT, file, site->line);
-      else if (file != NULL)
-        g_string_append (text, file);
-      if (site->function != NULL)
-        g_string_append_printf (text, "%sin %s()", text->len > 0 ? " " : "",
-                                site->function);
-      site->text = g_string_free (text, FALSE);
+      site->text = g_strdup (MSG_NO_STACK);
+      site->key = g_strdup_printf ("%s\x1f\x1f" "0\x1f\x1f" "0", site->text);
+      return site;
     }
-  else
-    {
-      g_autofree char *module = site->module != NULL ? g_path_get_basename (site->module) : NULL;
-      site->text = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x in %s",
-                                    site->address,
-                                    module != NULL ? module : "an unknown module");
-    }
-  site->key = g_strdup_printf ("%s\x1f%s\x1f%" G_GINT64_FORMAT "\x1f%s\x1f%"
-                               G_GINT64_FORMAT, site->text,
-                               site->file != NULL ? site->file : "",
-                               site->line,
-                               site->module != NULL ? site->module : "",
-                               site->symbolized ? 0 : site->address);
+  {
+    const CowscopeFrameRef *ref = &g_array_index (refs, CowscopeFrameRef, chosen);
+    site->function = g_strdup (ref->function);
+    site->file = g_strdup (ref->file);
+    site->module = g_strdup (ref->module);
+    site->line = ref->line;
+    site->address = (gint64) ref->address;
+    site->text = cowscope_call_site_format (ref);
+    site->key = cowscope_call_site_key (ref);
+  }
   return site;
 }
 
