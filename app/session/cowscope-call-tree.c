@@ -804,6 +804,38 @@ stacks_under (CowscopeCallTree *self, guint node)
   return set;
 }
 
+static void
+clear_event (gpointer data)
+{
+  g_clear_pointer (&((CowscopeCallEvent *) data)->tensor_name, g_free);
+}
+
+/* Fills the tensor names of @events (their tensors, by process). */
+static gboolean
+name_tensors (Build *b, GArray *events, GError **error)
+{
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    b->db, b->path, "SELECT name FROM tensors WHERE pid = ?1 AND id = ?2", error);
+  if (q == NULL)
+    return FALSE;
+  for (guint i = 0; i < events->len; i++)
+    {
+      CowscopeCallEvent *e = &g_array_index (events, CowscopeCallEvent, i);
+      sqlite3_reset (q);
+      sqlite3_bind_int64 (q, 1, e->pid);
+      sqlite3_bind_int64 (q, 2, (gint64) e->tensor_id);
+      int rc = sqlite3_step (q);
+      if (rc == SQLITE_ROW)
+        e->tensor_name = cowscope_format_column_text (q, 0);
+      else if (rc != SQLITE_DONE)
+        {
+          step_error (b, rc, "tensors", error);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 GArray *
 cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
                                 guint64 *n_total, GCancellable *cancellable, GError **error)
@@ -828,6 +860,8 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
     " ORDER BY seq", l_range);
   GArray *events = g_array_new (FALSE, FALSE, sizeof (CowscopeCallEvent));
   guint64 total = 0;
+
+  g_array_set_clear_func (events, clear_event);
   gboolean ok = FALSE;
 
   if (n_total != NULL)
@@ -897,7 +931,7 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
       else if (rc[1] != SQLITE_DONE)
         step_error (&b, rc[1], "lazy clones", error);
       else
-        ok = TRUE;
+        ok = name_tensors (&b, events, error);
     }
   sqlite3_finalize (q[0]);
   sqlite3_finalize (q[1]);

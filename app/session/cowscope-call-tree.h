@@ -149,6 +149,7 @@ typedef struct {
   guint64 nbytes;
   guint64 storage_id;     /* the storage materialized, or the eager clone's */
   guint64 tensor_id;      /* the tensor written, or the eager clone */
+  char *tensor_name;      /* its name, or NULL (freed with the array) */
 } CowscopeCallEvent;
 
 /* The events under @node in seq order, at most @limit of them, in a

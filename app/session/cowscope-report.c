@@ -651,13 +651,15 @@ build_materializations (Report *report, GError **error)
   set_metric (report, "saved_bytes",
               get_metric (report, "shared_bytes") - get_metric (report, "copied_bytes"));
 
-  /* The operations whose writes triggered materializations. */
+  /* The operations whose writes triggered materializations, with the seq
+   * of each one's largest (SQLite takes a bare column from the row of the
+   * query's only MAX()), for a viewer to show it. */
   stmt = cowscope_session_tables_prepare (report->session,
     "SELECT op, SUM ((kind & :materialize_kind_mask) = :materialize_copy),"
     " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_copy THEN nbytes ELSE 0 END),"
     " SUM ((kind & :materialize_kind_mask) = :materialize_steal),"
     " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_steal THEN nbytes ELSE 0 END),"
-    " SUM (lock_wait_ns)"
+    " SUM (lock_wait_ns), MAX (nbytes), seq"
     " FROM materializations GROUP BY op ORDER BY 3 DESC, 2 DESC, 5 DESC", error);
   if (stmt == NULL)
     return FALSE;
@@ -678,6 +680,7 @@ build_materializations (Report *report, GError **error)
       add_int (b, "steals", sqlite3_column_int64 (stmt, 3));
       add_int (b, "stolen_bytes", sqlite3_column_int64 (stmt, 4));
       add_int (b, "lock_wait_ns", sqlite3_column_int64 (stmt, 5));
+      add_int (b, "largest_seq", sqlite3_column_int64 (stmt, 7));
       json_builder_end_object (b);
     }
   json_builder_end_array (report->builder);
@@ -871,6 +874,62 @@ cowscope_report_build (CowscopeSessionTables *session, guint top, GError **error
 
   root = json_builder_get_root (builder);
   return json_object_ref (json_node_get_object (root));
+}
+
+typedef struct {
+  char *path;
+  guint top;
+} BuildData;
+
+static void
+build_data_free (BuildData *data)
+{
+  g_free (data->path);
+  g_free (data);
+}
+
+static void
+build_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  BuildData *data = task_data;
+  GError *error = NULL;
+  JsonObject *report = NULL;
+  g_autoptr (CowscopeSessionTables) tables = NULL;
+
+  (void) source;
+  (void) cancellable; /* checked once: opening and the queries are not interruptible */
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  tables = cowscope_session_tables_open (data->path, &error);
+  if (tables != NULL)
+    report = cowscope_report_build (tables, data->top, &error);
+  if (report == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, report, (GDestroyNotify) json_object_unref);
+}
+
+void
+cowscope_report_build_async (const char *path, guint top, GCancellable *cancellable,
+                             GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
+  BuildData *data = g_new0 (BuildData, 1);
+
+  g_return_if_fail (path != NULL);
+  data->path = g_strdup (path);
+  data->top = top;
+  g_task_set_source_tag (task, cowscope_report_build_async);
+  g_task_set_name (task, "[cowscope] report");
+  g_task_set_task_data (task, data, (GDestroyNotify) build_data_free);
+  g_task_run_in_thread (task, build_thread);
+}
+
+JsonObject *
+cowscope_report_build_finish (GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
 }
 
 /* ---- the human summary -------------------------------------------------- */

@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
 #include "cowscope-session-tables.h"
@@ -23,6 +24,13 @@ const char *const *cowscope_report_metrics (void);
 /* Builds the report of @tables, listing at most @top operations and call
  * sites.  NULL with @error when the session cannot be read. */
 JsonObject *cowscope_report_build (CowscopeSessionTables *tables, guint top, GError **error);
+
+/* Opens the session file @path (cowscope_session_tables_open()) and
+ * builds its report in a GTask thread (for the application's summary). */
+void cowscope_report_build_async (const char *path, guint top, GCancellable *cancellable,
+                                  GAsyncReadyCallback callback, gpointer user_data);
+/* The report (a new reference), or NULL with @error. */
+JsonObject *cowscope_report_build_finish (GAsyncResult *result, GError **error);
 
 /* Renders @report (from cowscope_report_build()) as the human summary. */
 char *cowscope_report_format_text (JsonObject *report);

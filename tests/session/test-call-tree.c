@@ -62,7 +62,9 @@ exec_ok (sqlite3 *db, const char *sql)
  *   60 copy S4 10 6000..6000       70 copy S5 7 7000..7070 (pid 200)
  *   80 steal S6 4 8000..8008 (its copy discarded)
  *   90 copy, no stack, 5 9000..9005   95 eager, no stack, 2 at 9500
- *  100 failed S1 999 9600..9700 (copies nothing: left out) */
+ *  100 failed S1 999 9600..9700 (copies nothing: left out)
+ * Tensor 12 (written by the copy at 18) is named "grad", tensor 16 (the
+ * copy at 50) has no name. */
 static void
 write_session (const char *path)
 {
@@ -126,6 +128,8 @@ write_session (const char *path)
     " (95, 100, 101, 9500, %d, 34, 35, 44, 45, NULL, 2, 2, NULL);",
     COW_OP_LAZY_CLONE, COW_OP_LAZY_CLONE, COW_OP_LAZY_CLONE);
   exec_ok (db, l);
+  exec_ok (db, "INSERT INTO tensors (pid, id, storage_id, name) VALUES (100, 12, 2, 'grad'),"
+               " (100, 16, 6, NULL)");
   g_autoptr (GError) error = NULL;
   g_assert_true (cowscope_format_index_write (db, path, G_MAXINT64, &error));
   g_assert_no_error (error);
@@ -405,6 +409,9 @@ test_events (void)
   g_assert_cmpint (e->op, ==, COW_OP_ADD_);
   g_assert_cmpuint (e->storage_id, ==, 2);
   g_assert_cmpuint (e->tensor_id, ==, 12);
+  g_assert_cmpstr (e->tensor_name, ==, "grad");
+  g_autoptr (GArray) both = cowscope_call_tree_list_events (tree, uw91, 2, NULL, NULL, NULL);
+  g_assert_null (g_array_index (both, CowscopeCallEvent, 1).tensor_name);
 
   /* In a range, only the range's events. */
   g_autoptr (CowscopeCallTree) ranged = build (doc, 2000, 7000, COWSCOPE_CALL_TREE_BY_LINE, FALSE);
