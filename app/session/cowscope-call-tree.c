@@ -152,6 +152,16 @@ step_error (Build *b, int rc, const char *what, GError **error)
     cowscope_format_set_error (error, b->db, rc, b->path, what);
 }
 
+/* g_int64_hash() keeps only the low 32 bits, which for the (parent,
+ * frame) keys is the frame alone: every node of a frame would share a
+ * bucket.  This mixes all 64 bits (a Fibonacci hash). */
+static guint
+mix64_hash (gconstpointer key)
+{
+  guint64 k = *(const guint64 *) key * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15);
+  return (guint) (k >> 32) ^ (guint) k;
+}
+
 static gpointer
 key64 (Build *b, guint64 value)
 {
@@ -582,10 +592,10 @@ cowscope_call_tree_new (CowscopeSessionDocument *document, const CowscopeCallTre
   Build b = {
     .tree = self, .db = db, .path = cowscope_session_document_get_path (document),
     .cancellable = cancellable,
-    .stack_index = g_hash_table_new (g_int64_hash, g_int64_equal),
-    .frame_by_id = g_hash_table_new (g_int64_hash, g_int64_equal),
+    .stack_index = g_hash_table_new (mix64_hash, g_int64_equal),
+    .frame_by_id = g_hash_table_new (mix64_hash, g_int64_equal),
     .frame_by_key = g_hash_table_new (g_str_hash, g_str_equal),
-    .child_of = g_hash_table_new (g_int64_hash, g_int64_equal),
+    .child_of = g_hash_table_new (mix64_hash, g_int64_equal),
     .first_child = g_array_new (FALSE, FALSE, sizeof (guint)),
     .next_sibling = g_array_new (FALSE, FALSE, sizeof (guint)),
     .keys = g_ptr_array_new_with_free_func (g_free),
@@ -838,7 +848,8 @@ name_tensors (Build *b, GArray *events, GError **error)
 
 GArray *
 cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
-                                guint64 *n_total, GCancellable *cancellable, GError **error)
+                                guint64 *n_total, gint64 *largest_seq, GCancellable *cancellable,
+                                GError **error)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE (self), NULL);
   g_return_val_if_fail (node < self->nodes->len, NULL);
@@ -859,13 +870,16 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
     " COALESCE (stack_id, 0) FROM lazy_clones WHERE eager_reason IS NOT NULL AND %s"
     " ORDER BY seq", l_range);
   GArray *events = g_array_new (FALSE, FALSE, sizeof (CowscopeCallEvent));
-  guint64 total = 0;
+  guint64 total = 0, largest_bytes = 0;
+  gint64 largest = -1;
 
   g_array_set_clear_func (events, clear_event);
   gboolean ok = FALSE;
 
   if (n_total != NULL)
     *n_total = 0;
+  if (largest_seq != NULL)
+    *largest_seq = -1;
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     {
       g_array_unref (events);
@@ -903,7 +917,13 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
           gint64 stack_id = sqlite3_column_int64 (s, 10);
           if (stacks == NULL || g_hash_table_contains (stacks, &stack_id))
             {
+              guint64 nbytes = (guint64) MAX (sqlite3_column_int64 (s, 7), 0);
               total++;
+              if (largest < 0 || nbytes > largest_bytes)
+                {
+                  largest = sqlite3_column_int64 (s, 0);
+                  largest_bytes = nbytes;
+                }
               if (events->len < limit)
                 {
                   gint64 kind = sqlite3_column_int64 (s, 6);
@@ -917,7 +937,7 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
                     .kind = kind < 0 ? COWSCOPE_CALL_EVENT_EAGER
                             : kind == COW_MATERIALIZE_COPY ? COWSCOPE_CALL_EVENT_COPY
                             : COWSCOPE_CALL_EVENT_STEAL,
-                    .nbytes = (guint64) MAX (sqlite3_column_int64 (s, 7), 0),
+                    .nbytes = nbytes,
                     .storage_id = (guint64) sqlite3_column_int64 (s, 8),
                     .tensor_id = (guint64) sqlite3_column_int64 (s, 9),
                   };
@@ -944,12 +964,15 @@ cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
     }
   if (n_total != NULL)
     *n_total = total;
+  if (largest_seq != NULL)
+    *largest_seq = largest;
   return events;
 }
 
 typedef struct {
   guint node, limit;
   guint64 n_total;
+  gint64 largest_seq;
 } ListData;
 
 static void
@@ -958,7 +981,7 @@ list_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   ListData *d = task_data;
   GError *error = NULL;
   GArray *events = cowscope_call_tree_list_events (source, d->node, d->limit, &d->n_total,
-                                                   cancellable, &error);
+                                                   &d->largest_seq, cancellable, &error);
   if (events == NULL)
     g_task_return_error (task, error);
   else
@@ -985,11 +1008,14 @@ cowscope_call_tree_list_events_async (CowscopeCallTree *self, guint node, guint 
 
 GArray *
 cowscope_call_tree_list_events_finish (CowscopeCallTree *self, GAsyncResult *result,
-                                       guint64 *n_total, GError **error)
+                                       guint64 *n_total, gint64 *largest_seq, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   GArray *events = g_task_propagate_pointer (G_TASK (result), error);
+  const ListData *d = g_task_get_task_data (G_TASK (result));
   if (n_total != NULL)
-    *n_total = events != NULL ? ((ListData *) g_task_get_task_data (G_TASK (result)))->n_total : 0;
+    *n_total = events != NULL ? d->n_total : 0;
+  if (largest_seq != NULL)
+    *largest_seq = events != NULL ? d->largest_seq : -1;
   return events;
 }

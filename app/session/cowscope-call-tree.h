@@ -153,16 +153,19 @@ typedef struct {
 } CowscopeCallEvent;
 
 /* The events under @node in seq order, at most @limit of them, in a
- * GTask thread; @n_total (finish) gets how many there are in all. */
+ * GTask thread.  The finish gets how many there are in all (@n_total)
+ * and the seq of the largest of them all (@largest_seq: the first of the
+ * largest, by bytes; -1 when there is none), listed or not. */
 void cowscope_call_tree_list_events_async (CowscopeCallTree *self, guint node, guint limit,
                                            GCancellable *cancellable,
                                            GAsyncReadyCallback callback, gpointer user_data);
 /* A GArray of CowscopeCallEvent, or NULL with @error. */
 GArray *cowscope_call_tree_list_events_finish (CowscopeCallTree *self, GAsyncResult *result,
-                                               guint64 *n_total, GError **error);
-/* The same in the calling thread. */
+                                               guint64 *n_total, gint64 *largest_seq,
+                                               GError **error);
+/* The same in the calling thread (@n_total, @largest_seq may be NULL). */
 GArray *cowscope_call_tree_list_events (CowscopeCallTree *self, guint node, guint limit,
-                                        guint64 *n_total, GCancellable *cancellable,
-                                        GError **error);
+                                        guint64 *n_total, gint64 *largest_seq,
+                                        GCancellable *cancellable, GError **error);
 
 G_END_DECLS

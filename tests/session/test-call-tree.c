@@ -360,7 +360,9 @@ list (CowscopeCallTree *tree, guint node, guint limit)
 {
   g_autoptr (GError) error = NULL;
   guint64 total = 0;
-  g_autoptr (GArray) events = cowscope_call_tree_list_events (tree, node, limit, &total, NULL, &error);
+  gint64 largest = -2;
+  g_autoptr (GArray) events = cowscope_call_tree_list_events (tree, node, limit, &total, &largest,
+                                                              NULL, &error);
   g_assert_no_error (error);
   GString *s = g_string_new (NULL);
   static const char *const kinds[] = { "copy", "steal", "eager" };
@@ -370,7 +372,7 @@ list (CowscopeCallTree *tree, guint node, guint limit)
       g_string_append_printf (s, "%" G_GINT64_FORMAT ":%s:%" G_GUINT64_FORMAT " ", e->seq,
                               kinds[e->kind], e->nbytes);
     }
-  g_string_append_printf (s, "of %" G_GUINT64_FORMAT, total);
+  g_string_append_printf (s, "of %" G_GUINT64_FORMAT " largest %" G_GINT64_FORMAT, total, largest);
   return g_string_free (s, FALSE);
 }
 
@@ -391,16 +393,16 @@ test_events (void)
   g_autofree char *all = list (tree, td, 100);
   g_assert_cmpstr (all, ==, "10:copy:1000 15:eager:40 18:copy:1 20:copy:3000 30:steal:500 "
                             "40:copy:200 50:copy:64 60:copy:10 70:copy:7 80:steal:4 90:copy:5 "
-                            "95:eager:2 of 12");
+                            "95:eager:2 of 12 largest 20");
   g_autofree char *steps = list (tree, train_step, 3);
-  g_assert_cmpstr (steps, ==, "10:copy:1000 15:eager:40 20:copy:3000 of 5");
+  g_assert_cmpstr (steps, ==, "10:copy:1000 15:eager:40 20:copy:3000 of 5 largest 20");
   g_autofree char *none = list (tree, no_stack, 100);
-  g_assert_cmpstr (none, ==, "90:copy:5 95:eager:2 of 2");
+  g_assert_cmpstr (none, ==, "90:copy:5 95:eager:2 of 2 largest 90");
   g_autofree char *line91 = list (tree, uw91, 100);
-  g_assert_cmpstr (line91, ==, "18:copy:1 50:copy:64 of 2");
+  g_assert_cmpstr (line91, ==, "18:copy:1 50:copy:64 of 2 largest 50");
 
   /* What else an event says: when it ends, how long, what it wrote. */
-  g_autoptr (GArray) events = cowscope_call_tree_list_events (tree, uw91, 1, NULL, NULL, NULL);
+  g_autoptr (GArray) events = cowscope_call_tree_list_events (tree, uw91, 1, NULL, NULL, NULL, NULL);
   const CowscopeCallEvent *e = &g_array_index (events, CowscopeCallEvent, 0);
   g_assert_cmpint (e->ts_ns, ==, 2100);
   g_assert_cmpint (e->duration_ns, ==, 200);
@@ -410,7 +412,7 @@ test_events (void)
   g_assert_cmpuint (e->storage_id, ==, 2);
   g_assert_cmpuint (e->tensor_id, ==, 12);
   g_assert_cmpstr (e->tensor_name, ==, "grad");
-  g_autoptr (GArray) both = cowscope_call_tree_list_events (tree, uw91, 2, NULL, NULL, NULL);
+  g_autoptr (GArray) both = cowscope_call_tree_list_events (tree, uw91, 2, NULL, NULL, NULL, NULL);
   g_assert_null (g_array_index (both, CowscopeCallEvent, 1).tensor_name);
 
   /* In a range, only the range's events. */
@@ -418,7 +420,7 @@ test_events (void)
   guint r = cowscope_call_tree_get_root (ranged, COWSCOPE_CALL_TREE_TOP_DOWN);
   g_autofree char *in_range = list (ranged, r, 100);
   g_assert_cmpstr (in_range, ==, "18:copy:1 20:copy:3000 30:steal:500 40:copy:200 50:copy:64 "
-                                 "60:copy:10 of 6");
+                                 "60:copy:10 of 6 largest 20");
 }
 
 /* Every call site of the report is a bottom-up root with the report's
@@ -549,10 +551,13 @@ test_async (void)
   while (listed == NULL)
     g_main_context_iteration (NULL, TRUE);
   guint64 total = 0;
-  g_autoptr (GArray) events = cowscope_call_tree_list_events_finish (tree, listed, &total, &error);
+  gint64 largest = -1;
+  g_autoptr (GArray) events = cowscope_call_tree_list_events_finish (tree, listed, &total, &largest,
+                                                                     &error);
   g_assert_no_error (error);
   g_assert_cmpuint (events->len, ==, 2);
   g_assert_cmpuint (total, ==, 12);
+  g_assert_cmpint (largest, ==, 20);
 
   g_autoptr (GCancellable) cancellable = g_cancellable_new ();
   g_cancellable_cancel (cancellable);
