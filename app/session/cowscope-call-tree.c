@@ -7,6 +7,7 @@
  * preorder so that a node's events are those of the stacks whose path
  * ends inside its preorder interval. */
 #include "cowscope-call-tree.h"
+#include "cowscope-call-tree-private.h"
 
 #include <glib/gi18n-lib.h>
 #include <inttypes.h>
@@ -25,7 +26,8 @@ typedef struct {
   guint n_children;
   guint preorder;         /* within its tree */
   guint subtree;          /* nodes in its subtree, itself included */
-  CowscopeCallWeights total, self;
+  guint own;              /* index + 1 in CowscopeCallTree.own, or 0: none */
+  CowscopeCallWeights total;
 } Node;
 
 /* The events of one distinct stack. */
@@ -44,6 +46,8 @@ struct _CowscopeCallTree {
   GPtrArray *frames;      /* CowscopeCallFrame* */
   GStringChunk *strings;  /* the frames' strings */
   GArray *stacks;         /* StackEntry */
+  GArray *own;            /* CowscopeCallWeights: the self weights of the
+                           * nodes paths end at (most nodes have none) */
   guint roots[2];
   guint max_depth[2];
 };
@@ -102,6 +106,7 @@ cowscope_call_tree_finalize (GObject *object)
   g_clear_pointer (&self->frames, g_ptr_array_unref);
   g_clear_pointer (&self->strings, g_string_chunk_free);
   g_clear_pointer (&self->stacks, g_array_unref);
+  g_clear_pointer (&self->own, g_array_unref);
   G_OBJECT_CLASS (cowscope_call_tree_parent_class)->finalize (object);
 }
 
@@ -119,21 +124,113 @@ cowscope_call_tree_init (CowscopeCallTree *self)
   self->frames = g_ptr_array_new_with_free_func (g_free);
   self->strings = g_string_chunk_new (4096);
   self->stacks = g_array_new (FALSE, TRUE, sizeof (StackEntry));
+  self->own = g_array_new (FALSE, TRUE, sizeof (CowscopeCallWeights));
 }
 
 /* ---- building ------------------------------------------------------------ */
+
+/* Above this many stacks, the frames of every stack are read in one scan
+ * of the stack tables rather than one query a stack (the scan costs what
+ * a few hundred queries do). */
+#define STACKS_SCAN_THRESHOLD 256
+
+static guint scan_threshold = STACKS_SCAN_THRESHOLD; /* for tests: cowscope-call-tree-private.h */
+
+void
+cowscope_call_tree_set_scan_threshold (guint n)
+{
+  scan_threshold = n > 0 ? n : STACKS_SCAN_THRESHOLD;
+}
+
+/* A map from 64-bit keys to non-zero values, open addressing with linear
+ * probing: the tree adds a node for nearly every frame of every stack,
+ * and GHashTable would allocate each key (and g_int64_hash() keeps only
+ * the low 32 bits, which for the (parent, frame) keys is the frame alone,
+ * putting every node of a frame in one bucket). */
+typedef struct {
+  guint64 *keys;
+  guint *values;  /* 0: empty */
+  gsize mask, used;
+} U64Map;
+
+static void
+u64map_init (U64Map *m)
+{
+  m->mask = 1023;
+  m->used = 0;
+  m->keys = g_new (guint64, m->mask + 1);
+  m->values = g_new0 (guint, m->mask + 1);
+}
+
+static void
+u64map_clear (U64Map *m)
+{
+  g_clear_pointer (&m->keys, g_free);
+  g_clear_pointer (&m->values, g_free);
+}
+
+static gsize
+u64map_slot (const U64Map *m, guint64 key)
+{
+  /* Fibonacci hashing spreads every bit of the key. */
+  gsize i = (gsize) ((key * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)) >> 20) & m->mask;
+  while (m->values[i] != 0 && m->keys[i] != key)
+    i = (i + 1) & m->mask;
+  return i;
+}
+
+/* The value of @key, or 0. */
+static guint
+u64map_get (const U64Map *m, guint64 key)
+{
+  return m->values[u64map_slot (m, key)];
+}
+
+/* Sets @key to @value (not 0). */
+static void
+u64map_put (U64Map *m, guint64 key, guint value)
+{
+  if ((m->used + 1) * 2 > m->mask + 1)
+    {
+      U64Map bigger = { g_new (guint64, (m->mask + 1) * 2), g_new0 (guint, (m->mask + 1) * 2),
+                        (m->mask + 1) * 2 - 1, m->used };
+      for (gsize i = 0; i <= m->mask; i++)
+        if (m->values[i] != 0)
+          {
+            gsize j = u64map_slot (&bigger, m->keys[i]);
+            bigger.keys[j] = m->keys[i];
+            bigger.values[j] = m->values[i];
+          }
+      u64map_clear (m);
+      *m = bigger;
+    }
+  gsize i = u64map_slot (m, key);
+  if (m->values[i] == 0)
+    m->used++;
+  m->keys[i] = key;
+  m->values[i] = value;
+}
+
+/* A frame as read from the frames table, before it is interned. */
+typedef struct {
+  CowscopeFrameRef ref;   /* strings in Build.raw_strings */
+  guint interned;         /* frame index + 1, or 0 */
+} RawFrame;
 
 typedef struct {
   CowscopeCallTree *tree;
   sqlite3 *db;
   const char *path;
   GCancellable *cancellable;
-  GHashTable *stack_index;   /* gint64* stack id → StackEntry index + 1 */
-  GHashTable *frame_by_id;   /* frames.id (gint64*) → frame index + 1 */
+  U64Map stack_index;        /* stack id → StackEntry index + 1 */
+  U64Map raw_by_id;          /* frames.id → RawFrame index + 1 */
+  GArray *paths;             /* guint frame indexes: each stack's path, call site first */
+  GArray *path_of;           /* PathRef per StackEntry */
+  GArray *raw;               /* RawFrame */
+  GStringChunk *raw_strings;
   GHashTable *frame_by_key;  /* key → frame index + 1 */
-  GHashTable *child_of;      /* guint64* (parent << 32 | frame) → node + 1 */
   GArray *first_child, *next_sibling; /* guint per node, while building */
-  GPtrArray *keys;           /* owns the gint64/guint64 keys above */
+  GArray *scratch_refs;      /* CowscopeFrameRef */
 } Build;
 
 static int
@@ -152,38 +249,19 @@ step_error (Build *b, int rc, const char *what, GError **error)
     cowscope_format_set_error (error, b->db, rc, b->path, what);
 }
 
-/* g_int64_hash() keeps only the low 32 bits, which for the (parent,
- * frame) keys is the frame alone: every node of a frame would share a
- * bucket.  This mixes all 64 bits (a Fibonacci hash). */
-static guint
-mix64_hash (gconstpointer key)
-{
-  guint64 k = *(const guint64 *) key * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15);
-  return (guint) (k >> 32) ^ (guint) k;
-}
-
-static gpointer
-key64 (Build *b, guint64 value)
-{
-  guint64 *key = g_new (guint64, 1);
-  *key = value;
-  g_ptr_array_add (b->keys, key);
-  return key;
-}
-
 /* The stack entry of @stack_id (0 or less: none), created empty. */
 static StackEntry *
 stack_entry (Build *b, gint64 stack_id)
 {
   stack_id = MAX (stack_id, 0);
-  guint index = GPOINTER_TO_UINT (g_hash_table_lookup (b->stack_index, &stack_id));
+  guint index = u64map_get (&b->stack_index, (guint64) stack_id);
   if (index == 0)
     {
       StackEntry entry = { .stack_id = stack_id,
                            .end = { COWSCOPE_CALL_TREE_NO_NODE, COWSCOPE_CALL_TREE_NO_NODE } };
       g_array_append_val (b->tree->stacks, entry);
       index = b->tree->stacks->len;
-      g_hash_table_insert (b->stack_index, key64 (b, (guint64) stack_id), GUINT_TO_POINTER (index));
+      u64map_put (&b->stack_index, (guint64) stack_id, index);
     }
   return &g_array_index (b->tree->stacks, StackEntry, index - 1);
 }
@@ -208,21 +286,25 @@ bind_range (sqlite3_stmt *q, const CowscopeCallTreeOptions *o)
   sqlite3_bind_int64 (q, 2, o->range_end);
 }
 
-/* Sums the copies, steals and eager fallbacks per stack. */
+/* Sums the copies, steals and eager fallbacks per stack.  The rows are
+ * summed here rather than by a GROUP BY, which sorts them first (four
+ * times slower on ten million events). */
 static gboolean
 sum_events (Build *b, GError **error)
 {
   const CowscopeCallTreeOptions *o = &b->tree->options;
   g_autofree char *m_range = range_sql (o, "begin_ts", "COALESCE (end_ts, begin_ts)");
   g_autofree char *m_sql = g_strdup_printf (
-    "SELECT COALESCE (stack_id, 0), kind & :materialize_kind_mask, count(*), SUM (nbytes),"
-    " SUM (MAX (COALESCE (end_ts, begin_ts) - begin_ts, 0))"
+    "SELECT COALESCE (stack_id, 0), kind & :materialize_kind_mask, nbytes,"
+    " MAX (COALESCE (end_ts, begin_ts) - begin_ts, 0)"
     " FROM materializations WHERE %s AND (kind & :materialize_kind_mask) IN"
-    " (:materialize_copy, :materialize_steal) GROUP BY 1, 2", m_range);
+    " (:materialize_copy, :materialize_steal)", m_range);
   g_autofree char *l_range = range_sql (o, "ts", "ts");
   g_autofree char *l_sql = g_strdup_printf (
-    "SELECT COALESCE (stack_id, 0), count(*), SUM (nbytes) FROM lazy_clones"
-    " WHERE eager_reason IS NOT NULL AND %s GROUP BY 1", l_range);
+    "SELECT COALESCE (stack_id, 0), nbytes FROM lazy_clones"
+    " WHERE eager_reason IS NOT NULL AND %s", l_range);
+  StackEntry *e = NULL;
+  gint64 last = -1;
   int rc;
 
   g_autoptr (sqlite3_stmt) m = cowscope_format_statement (b->db, b->path, m_sql, error);
@@ -231,20 +313,25 @@ sum_events (Build *b, GError **error)
   bind_range (m, o);
   while ((rc = sqlite3_step (m)) == SQLITE_ROW)
     {
-      StackEntry *e = stack_entry (b, sqlite3_column_int64 (m, 0));
-      guint64 count = (guint64) sqlite3_column_int64 (m, 2);
-      guint64 bytes = (guint64) MAX (sqlite3_column_int64 (m, 3), 0);
+      gint64 stack_id = sqlite3_column_int64 (m, 0);
+      guint64 bytes = (guint64) MAX (sqlite3_column_int64 (m, 2), 0);
+      /* Entries move when the array grows: look up again on a change. */
+      if (e == NULL || stack_id != last)
+        {
+          e = stack_entry (b, stack_id);
+          last = stack_id;
+        }
       if (sqlite3_column_int64 (m, 1) == COW_MATERIALIZE_COPY)
         {
-          e->weights.copies += count;
+          e->weights.copies++;
           e->weights.copy_bytes += bytes;
         }
       else
         {
-          e->weights.steals += count;
+          e->weights.steals++;
           e->weights.steal_bytes += bytes;
         }
-      e->weights.time_ns += (guint64) MAX (sqlite3_column_int64 (m, 4), 0);
+      e->weights.time_ns += (guint64) MAX (sqlite3_column_int64 (m, 3), 0);
     }
   if (rc != SQLITE_DONE)
     {
@@ -256,11 +343,17 @@ sum_events (Build *b, GError **error)
   if (l == NULL)
     return FALSE;
   bind_range (l, o);
+  e = NULL;
   while ((rc = sqlite3_step (l)) == SQLITE_ROW)
     {
-      StackEntry *e = stack_entry (b, sqlite3_column_int64 (l, 0));
-      e->weights.eager += (guint64) sqlite3_column_int64 (l, 1);
-      e->weights.eager_bytes += (guint64) MAX (sqlite3_column_int64 (l, 2), 0);
+      gint64 stack_id = sqlite3_column_int64 (l, 0);
+      if (e == NULL || stack_id != last)
+        {
+          e = stack_entry (b, stack_id);
+          last = stack_id;
+        }
+      e->weights.eager++;
+      e->weights.eager_bytes += (guint64) MAX (sqlite3_column_int64 (l, 1), 0);
     }
   if (rc != SQLITE_DONE)
     {
@@ -346,125 +439,274 @@ new_node (Build *b, guint frame, guint parent)
   return b->tree->nodes->len - 1;
 }
 
-/* The child of @parent for @frame, added when missing. */
+/* Adds a child of @parent for @frame (not there yet). */
 static guint
-child_for (Build *b, guint parent, guint frame)
+add_child (Build *b, guint parent, guint frame)
 {
-  guint64 k = ((guint64) parent << 32) | frame;
-  guint child = GPOINTER_TO_UINT (g_hash_table_lookup (b->child_of, &k));
-
-  if (child > 0)
-    return child - 1;
-  child = new_node (b, frame, parent);
-  g_hash_table_insert (b->child_of, key64 (b, k), GUINT_TO_POINTER (child + 1));
+  guint child = new_node (b, frame, parent);
   g_array_index (b->next_sibling, guint, child) = g_array_index (b->first_child, guint, parent);
   g_array_index (b->first_child, guint, parent) = child;
   g_array_index (b->tree->nodes, Node, parent).n_children++;
   return child;
 }
 
-/* Adds @w along the path of @frames (in order) under @root; returns the
- * node it ends at. */
+/* Adds a row of the frames table (id, function, file, line, module,
+ * address in @q from column @col) to the raw frames; returns its index. */
 static guint
-add_path (Build *b, guint root, const guint *frames, guint n, const CowscopeCallWeights *w)
+add_raw_frame (Build *b, sqlite3_stmt *q, int col)
 {
-  guint node = root;
-
-  weights_add (&g_array_index (b->tree->nodes, Node, root).total, w);
-  for (guint i = 0; i < n; i++)
-    {
-      node = child_for (b, node, frames[i]);
-      weights_add (&g_array_index (b->tree->nodes, Node, node).total, w);
-    }
-  weights_add (&g_array_index (b->tree->nodes, Node, node).self, w);
-  return node;
+  GStringChunk *s = b->raw_strings;
+  const char *function = (const char *) sqlite3_column_text (q, col + 1);
+  const char *file = (const char *) sqlite3_column_text (q, col + 2);
+  const char *module = (const char *) sqlite3_column_text (q, col + 4);
+  /* Files are untrusted: names that are not UTF-8 are repaired. */
+  g_autofree char *f = function != NULL && !g_utf8_validate (function, -1, NULL)
+                         ? g_utf8_make_valid (function, -1) : NULL;
+  g_autofree char *fi = file != NULL && !g_utf8_validate (file, -1, NULL)
+                          ? g_utf8_make_valid (file, -1) : NULL;
+  g_autofree char *mo = module != NULL && !g_utf8_validate (module, -1, NULL)
+                          ? g_utf8_make_valid (module, -1) : NULL;
+  RawFrame raw = {
+    .ref = {
+      function != NULL ? g_string_chunk_insert_const (s, f != NULL ? f : function) : NULL,
+      file != NULL ? g_string_chunk_insert_const (s, fi != NULL ? fi : file) : NULL,
+      module != NULL ? g_string_chunk_insert_const (s, mo != NULL ? mo : module) : NULL,
+      cowscope_format_column_int (q, col + 3, 0),
+      (guint64) sqlite3_column_int64 (q, col + 5),
+    },
+  };
+  g_array_append_val (b->raw, raw);
+  u64map_put (&b->raw_by_id, (guint64) sqlite3_column_int64 (q, col), b->raw->len);
+  return b->raw->len - 1;
 }
 
-/* Reads the frames of @e's stack and adds its path to both trees. */
-static gboolean
-add_stack (Build *b, sqlite3_stmt *frames_q, StackEntry *e, GArray *path, GArray *refs,
-           GArray *ids, GError **error)
+/* Where a stack's path is in Build.paths. */
+typedef struct {
+  guint start, length;
+} PathRef;
+
+/* Records @e's path (its place in the code from the call site out, or
+ * the "(no call stack)" frame); @raw_frames holds its frames' raw
+ * indexes, innermost first.  The trees are built from the paths once
+ * they are all known (build_tree()). */
+static void
+add_stack (Build *b, StackEntry *e, const guint *raw_frames, guint n)
 {
   CowscopeCallTree *t = b->tree;
-  int rc = SQLITE_DONE;
-  guint none_frame;
-  gint site;
+  GArray *refs = b->scratch_refs;
+  PathRef *where = &g_array_index (b->path_of, PathRef, e - (StackEntry *) t->stacks->data);
 
-  g_array_set_size (path, 0);
+  where->start = b->paths->len;
   g_array_set_size (refs, 0);
-  g_array_set_size (ids, 0);
-  g_autoptr (GStringChunk) strings = NULL;
-  if (e->stack_id > 0)
-    {
-      sqlite3_reset (frames_q);
-      sqlite3_bind_int64 (frames_q, 1, e->stack_id);
-      while ((rc = sqlite3_step (frames_q)) == SQLITE_ROW)
-        {
-          gint64 frame_id = sqlite3_column_int64 (frames_q, 0);
-          g_array_append_val (ids, frame_id);
-          if (g_hash_table_contains (b->frame_by_id, &frame_id))
-            {
-              /* Known: only its classification matters for the call site. */
-              guint index = GPOINTER_TO_UINT (g_hash_table_lookup (b->frame_by_id, &frame_id)) - 1;
-              const CowscopeCallFrame *f = g_ptr_array_index (t->frames, index);
-              g_array_append_val (refs, f->ref);
-              continue;
-            }
-          if (strings == NULL)
-            strings = g_string_chunk_new (256);
-          g_autofree char *function = cowscope_format_column_text (frames_q, 1);
-          g_autofree char *file = cowscope_format_column_text (frames_q, 2);
-          g_autofree char *module = cowscope_format_column_text (frames_q, 4);
-          CowscopeFrameRef ref = {
-            function != NULL ? g_string_chunk_insert (strings, function) : NULL,
-            file != NULL ? g_string_chunk_insert (strings, file) : NULL,
-            module != NULL ? g_string_chunk_insert (strings, module) : NULL,
-            cowscope_format_column_int (frames_q, 3, 0),
-            (guint64) sqlite3_column_int64 (frames_q, 5),
-          };
-          guint index = intern_frame (b, &ref, FALSE);
-          g_hash_table_insert (b->frame_by_id, key64 (b, (guint64) frame_id),
-                               GUINT_TO_POINTER (index + 1));
-          g_array_append_val (refs, ref);
-        }
-      if (rc != SQLITE_DONE)
-        {
-          step_error (b, rc, "stack frames", error);
-          return FALSE;
-        }
-    }
-
-  site = cowscope_call_site_choose ((const CowscopeFrameRef *) refs->data, refs->len);
+  for (guint i = 0; i < n; i++)
+    g_array_append_val (refs, g_array_index (b->raw, RawFrame, raw_frames[i]).ref);
+  gint site = cowscope_call_site_choose ((const CowscopeFrameRef *) refs->data, refs->len);
   if (site < 0)
     {
-      none_frame = intern_frame (b, &(CowscopeFrameRef) { 0 }, TRUE);
-      e->end[COWSCOPE_CALL_TREE_TOP_DOWN] =
-        add_path (b, t->roots[COWSCOPE_CALL_TREE_TOP_DOWN], &none_frame, 1, &e->weights);
-      e->end[COWSCOPE_CALL_TREE_BOTTOM_UP] =
-        add_path (b, t->roots[COWSCOPE_CALL_TREE_BOTTOM_UP], &none_frame, 1, &e->weights);
-      return TRUE;
+      guint none_frame = intern_frame (b, &(CowscopeFrameRef) { 0 }, TRUE);
+      g_array_append_val (b->paths, none_frame);
+    }
+  else
+    for (guint i = t->options.include_internal ? 0 : (guint) site; i < n; i++)
+      {
+        RawFrame *raw = &g_array_index (b->raw, RawFrame, raw_frames[i]);
+        if (raw->interned == 0)
+          raw->interned = intern_frame (b, &raw->ref, FALSE) + 1;
+        guint frame = raw->interned - 1;
+        g_array_append_val (b->paths, frame);
+      }
+  where->length = b->paths->len - where->start;
+}
+
+typedef struct {
+  Build *build;
+  CowscopeCallTreeDirection direction;
+} PathOrder;
+
+/* Frame @i of the path @p in @direction's order (top-down: outermost
+ * first, the reverse of how paths are kept). */
+static inline guint
+path_frame (const Build *b, const PathRef *p, CowscopeCallTreeDirection direction, guint i)
+{
+  guint at = direction == COWSCOPE_CALL_TREE_BOTTOM_UP ? p->start + i : p->start + p->length - 1 - i;
+  return g_array_index (b->paths, guint, at);
+}
+
+/* Orders stack indexes by their paths in the direction's order, so that
+ * paths sharing a beginning are next to each other. */
+static gint
+compare_paths (gconstpointer x, gconstpointer y, gpointer data)
+{
+  const PathOrder *o = data;
+  const PathRef *p = &g_array_index (o->build->path_of, PathRef, *(const guint *) x);
+  const PathRef *q = &g_array_index (o->build->path_of, PathRef, *(const guint *) y);
+  guint n = MIN (p->length, q->length);
+  for (guint i = 0; i < n; i++)
+    {
+      guint a = path_frame (o->build, p, o->direction, i);
+      guint c = path_frame (o->build, q, o->direction, i);
+      if (a != c)
+        return a < c ? -1 : 1;
+    }
+  return (p->length > q->length) - (p->length < q->length);
+}
+
+/* Builds @direction's tree as a trie of the stacks' paths: sorted, each
+ * path shares the nodes of its common beginning with the one before it
+ * and adds nodes for the rest, so no lookup is needed; then adds each
+ * stack's weights along its path. */
+static void
+build_tree (Build *b, CowscopeCallTreeDirection direction)
+{
+  CowscopeCallTree *t = b->tree;
+  guint n = t->stacks->len;
+  g_autofree guint *order = g_new (guint, MAX (n, 1));
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (guint)); /* the path so far */
+  PathOrder o = { b, direction };
+  const PathRef *previous = NULL;
+  guint root = t->roots[direction];
+
+  for (guint i = 0; i < n; i++)
+    order[i] = i;
+  g_qsort_with_data (order, (gint) n, sizeof (guint), compare_paths, &o);
+  g_array_append_val (nodes, root);
+  for (guint k = 0; k < n; k++)
+    {
+      StackEntry *e = &g_array_index (t->stacks, StackEntry, order[k]);
+      const PathRef *p = &g_array_index (b->path_of, PathRef, order[k]);
+      guint common = 0;
+      if (previous != NULL)
+        while (common < MIN (p->length, previous->length)
+               && path_frame (b, p, direction, common) == path_frame (b, previous, direction, common))
+          common++;
+      g_array_set_size (nodes, common + 1);
+      for (guint i = common; i < p->length; i++)
+        {
+          guint child = add_child (b, g_array_index (nodes, guint, i), path_frame (b, p, direction, i));
+          g_array_append_val (nodes, child);
+        }
+      for (guint i = 0; i < nodes->len; i++)
+        weights_add (&g_array_index (t->nodes, Node, g_array_index (nodes, guint, i)).total, &e->weights);
+      e->end[direction] = g_array_index (nodes, guint, nodes->len - 1);
+      Node *end = &g_array_index (t->nodes, Node, e->end[direction]);
+      if (end->own == 0)
+        {
+          g_array_set_size (t->own, t->own->len + 1);
+          end->own = t->own->len;
+        }
+      weights_add (&g_array_index (t->own, CowscopeCallWeights, end->own - 1), &e->weights);
+      previous = p;
+    }
+}
+
+static gint
+compare_stack_ids (gconstpointer a, gconstpointer b)
+{
+  gint64 x = ((const StackEntry *) a)->stack_id, y = ((const StackEntry *) b)->stack_id;
+  return (x > y) - (x < y);
+}
+
+/* Reads the frames of the stacks, one query a stack, and adds them. */
+static gboolean
+add_stacks_by_query (Build *b, GError **error)
+{
+  CowscopeCallTree *t = b->tree;
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (b->db, b->path,
+    "SELECT f.id, f.function, f.file, f.line, f.module, f.address"
+    " FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id"
+    " WHERE sf.stack_id = ?1 ORDER BY sf.position", error);
+  g_autoptr (GArray) frames = g_array_new (FALSE, FALSE, sizeof (guint));
+  if (q == NULL)
+    return FALSE;
+  for (guint i = 0; i < t->stacks->len; i++)
+    {
+      StackEntry *e = &g_array_index (t->stacks, StackEntry, i);
+      int rc = SQLITE_DONE;
+      g_array_set_size (frames, 0);
+      if (e->stack_id > 0)
+        {
+          sqlite3_reset (q);
+          sqlite3_bind_int64 (q, 1, e->stack_id);
+          while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+            {
+              guint raw = u64map_get (&b->raw_by_id, (guint64) sqlite3_column_int64 (q, 0));
+              raw = raw > 0 ? raw - 1 : add_raw_frame (b, q, 0);
+              g_array_append_val (frames, raw);
+            }
+          if (rc != SQLITE_DONE)
+            {
+              step_error (b, rc, "stack frames", error);
+              return FALSE;
+            }
+        }
+      add_stack (b, e, (const guint *) frames->data, frames->len);
+    }
+  return TRUE;
+}
+
+/* Reads every frame, then every stack's frames in one scan, and adds the
+ * stacks that have events. */
+static gboolean
+add_stacks_by_scan (Build *b, GError **error)
+{
+  CowscopeCallTree *t = b->tree;
+  g_autoptr (sqlite3_stmt) fq = cowscope_format_statement (b->db, b->path,
+    "SELECT id, function, file, line, module, address FROM frames", error);
+  if (fq == NULL)
+    return FALSE;
+  int rc;
+  while ((rc = sqlite3_step (fq)) == SQLITE_ROW)
+    add_raw_frame (b, fq, 0);
+  if (rc != SQLITE_DONE)
+    {
+      step_error (b, rc, "frames", error);
+      return FALSE;
     }
 
-  guint first = t->options.include_internal ? 0 : (guint) site;
-  for (guint i = first; i < ids->len; i++)
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (b->db, b->path,
+    "SELECT stack_id, frame_id FROM stack_frames ORDER BY stack_id, position", error);
+  g_autoptr (GArray) frames = g_array_new (FALSE, FALSE, sizeof (guint));
+  if (q == NULL)
+    return FALSE;
+  gint64 current = -1;
+  StackEntry *e = NULL;
+  gboolean more = TRUE;
+  while (more)
     {
-      gint64 id = g_array_index (ids, gint64, i);
-      guint index = GPOINTER_TO_UINT (g_hash_table_lookup (b->frame_by_id, &id)) - 1;
-      g_array_append_val (path, index);
+      rc = sqlite3_step (q);
+      more = rc == SQLITE_ROW;
+      gint64 stack_id = more ? sqlite3_column_int64 (q, 0) : -1;
+      if (stack_id != current)
+        {
+          if (e != NULL)
+            add_stack (b, e, (const guint *) frames->data, frames->len);
+          g_array_set_size (frames, 0);
+          current = stack_id;
+          guint index = more ? u64map_get (&b->stack_index, (guint64) MAX (stack_id, 0)) : 0;
+          e = index > 0 ? &g_array_index (t->stacks, StackEntry, index - 1) : NULL;
+        }
+      if (e != NULL)
+        {
+          /* A frame id the frames table lacks is left out, as the join
+           * of the query per stack leaves it. */
+          guint raw = u64map_get (&b->raw_by_id, (guint64) sqlite3_column_int64 (q, 1));
+          if (raw > 0)
+            {
+              raw--;
+              g_array_append_val (frames, raw);
+            }
+        }
     }
-  /* path: innermost first, so bottom-up as it is; top-down reversed. */
-  e->end[COWSCOPE_CALL_TREE_BOTTOM_UP] =
-    add_path (b, t->roots[COWSCOPE_CALL_TREE_BOTTOM_UP], (const guint *) path->data, path->len,
-              &e->weights);
-  for (guint i = 0; i < path->len / 2; i++)
+  if (rc != SQLITE_DONE)
     {
-      guint tmp = g_array_index (path, guint, i);
-      g_array_index (path, guint, i) = g_array_index (path, guint, path->len - 1 - i);
-      g_array_index (path, guint, path->len - 1 - i) = tmp;
+      step_error (b, rc, "stack frames", error);
+      return FALSE;
     }
-  e->end[COWSCOPE_CALL_TREE_TOP_DOWN] =
-    add_path (b, t->roots[COWSCOPE_CALL_TREE_TOP_DOWN], (const guint *) path->data, path->len,
-              &e->weights);
+  /* Stacks with no frames at all (the events without a stack, ids the
+   * stack tables lack): no path yet (every path has a frame). */
+  for (guint i = 0; i < t->stacks->len; i++)
+    if (g_array_index (b->path_of, PathRef, i).length == 0)
+      add_stack (b, &g_array_index (t->stacks, StackEntry, i), NULL, 0);
   return TRUE;
 }
 
@@ -532,16 +774,16 @@ finish_tree (Build *b, CowscopeCallTreeDirection direction)
     }
 }
 
-static const char frames_sql[] =
-  "SELECT f.id, f.function, f.file, f.line, f.module, f.address"
-  " FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id"
-  " WHERE sf.stack_id = ?1 ORDER BY sf.position";
-
-static gint
-compare_stack_ids (gconstpointer a, gconstpointer b)
+/* Makes room for @n elements in @array (its length unchanged). */
+static void
+reserve (GArray *array, guint n)
 {
-  gint64 x = ((const StackEntry *) a)->stack_id, y = ((const StackEntry *) b)->stack_id;
-  return (x > y) - (x < y);
+  guint length = array->len;
+  if (n > length)
+    {
+      g_array_set_size (array, n);
+      g_array_set_size (array, length);
+    }
 }
 
 static gboolean
@@ -551,23 +793,26 @@ build (Build *b, GError **error)
 
   if (!sum_events (b, error))
     return FALSE;
+  if (g_cancellable_set_error_if_cancelled (b->cancellable, error))
+    return FALSE;
   /* In stack order, so that frames are interned the same way each time. */
   g_array_sort (t->stacks, compare_stack_ids);
-
-  g_autoptr (sqlite3_stmt) frames_q = cowscope_format_statement (b->db, b->path, frames_sql, error);
-  if (frames_q == NULL)
-    return FALSE;
-  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr (GArray) refs = g_array_new (FALSE, FALSE, sizeof (CowscopeFrameRef));
-  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   for (guint i = 0; i < t->stacks->len; i++)
-    {
-      if ((i & 255) == 0 && g_cancellable_set_error_if_cancelled (b->cancellable, error))
-        return FALSE;
-      if (!add_stack (b, frames_q, &g_array_index (t->stacks, StackEntry, i), path, refs, ids,
-                      error))
-        return FALSE;
-    }
+    u64map_put (&b->stack_index, (guint64) g_array_index (t->stacks, StackEntry, i).stack_id, i + 1);
+  g_array_set_size (b->path_of, t->stacks->len);
+  if (!(t->stacks->len > scan_threshold ? add_stacks_by_scan (b, error)
+                                               : add_stacks_by_query (b, error)))
+    return FALSE;
+  if (g_cancellable_set_error_if_cancelled (b->cancellable, error))
+    return FALSE;
+  /* Room for the most nodes the paths can make, at once: growing by
+   * copies costs more than the tree itself. */
+  guint most = 2 + 2 * b->paths->len;
+  reserve (t->nodes, most);
+  reserve (b->first_child, most);
+  reserve (b->next_sibling, most);
+  build_tree (b, COWSCOPE_CALL_TREE_TOP_DOWN);
+  build_tree (b, COWSCOPE_CALL_TREE_BOTTOM_UP);
   finish_tree (b, COWSCOPE_CALL_TREE_TOP_DOWN);
   finish_tree (b, COWSCOPE_CALL_TREE_BOTTOM_UP);
   return TRUE;
@@ -592,14 +837,17 @@ cowscope_call_tree_new (CowscopeSessionDocument *document, const CowscopeCallTre
   Build b = {
     .tree = self, .db = db, .path = cowscope_session_document_get_path (document),
     .cancellable = cancellable,
-    .stack_index = g_hash_table_new (mix64_hash, g_int64_equal),
-    .frame_by_id = g_hash_table_new (mix64_hash, g_int64_equal),
+    .raw = g_array_new (FALSE, FALSE, sizeof (RawFrame)),
+    .raw_strings = g_string_chunk_new (4096),
     .frame_by_key = g_hash_table_new (g_str_hash, g_str_equal),
-    .child_of = g_hash_table_new (mix64_hash, g_int64_equal),
     .first_child = g_array_new (FALSE, FALSE, sizeof (guint)),
     .next_sibling = g_array_new (FALSE, FALSE, sizeof (guint)),
-    .keys = g_ptr_array_new_with_free_func (g_free),
+    .scratch_refs = g_array_new (FALSE, FALSE, sizeof (CowscopeFrameRef)),
+    .paths = g_array_new (FALSE, FALSE, sizeof (guint)),
+    .path_of = g_array_new (FALSE, TRUE, sizeof (PathRef)),
   };
+  u64map_init (&b.stack_index);
+  u64map_init (&b.raw_by_id);
   self->roots[COWSCOPE_CALL_TREE_TOP_DOWN] = new_node (&b, COWSCOPE_CALL_TREE_NO_NODE,
                                                        COWSCOPE_CALL_TREE_NO_NODE);
   self->roots[COWSCOPE_CALL_TREE_BOTTOM_UP] = new_node (&b, COWSCOPE_CALL_TREE_NO_NODE,
@@ -610,13 +858,16 @@ cowscope_call_tree_new (CowscopeSessionDocument *document, const CowscopeCallTre
   sqlite3_progress_handler (db, 0, NULL, NULL);
   cowscope_session_document_release_db (document, db);
 
-  g_hash_table_unref (b.stack_index);
-  g_hash_table_unref (b.frame_by_id);
+  u64map_clear (&b.stack_index);
+  u64map_clear (&b.raw_by_id);
+  g_array_unref (b.raw);
+  g_string_chunk_free (b.raw_strings);
   g_hash_table_unref (b.frame_by_key);
-  g_hash_table_unref (b.child_of);
   g_array_unref (b.first_child);
   g_array_unref (b.next_sibling);
-  g_ptr_array_unref (b.keys);
+  g_array_unref (b.scratch_refs);
+  g_array_unref (b.paths);
+  g_array_unref (b.path_of);
   return ok ? g_steal_pointer (&self) : NULL;
 }
 
@@ -773,8 +1024,11 @@ const CowscopeCallWeights *
 cowscope_call_tree_get_self (CowscopeCallTree *self, guint node)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE (self), NULL);
+  static const CowscopeCallWeights none;
   const Node *n = node_at (self, node);
-  return n != NULL ? &n->self : NULL;
+  if (n == NULL)
+    return NULL;
+  return n->own > 0 ? &g_array_index (self->own, CowscopeCallWeights, n->own - 1) : &none;
 }
 
 guint

@@ -11,6 +11,7 @@
 #include "cow-trace.h"
 #include "cowscope-call-node.h"
 #include "cowscope-call-tree.h"
+#include "cowscope-call-tree-private.h"
 #include "cowscope-format-index.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-format-vocabulary.h"
@@ -569,6 +570,42 @@ test_async (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+/* Both ways of reading the stacks (a query a stack for a few, one scan
+ * of the stack tables for many) build the same trees, whatever the
+ * options. */
+static void
+test_scan_matches_queries (void)
+{
+  g_autoptr (CowscopeSessionDocument) doc = load ();
+  const gint64 ranges[][2] = { { -1, -1 }, { 2000, 7000 }, { 9800, 9900 } };
+  for (guint r = 0; r < G_N_ELEMENTS (ranges); r++)
+    for (guint grouping = 0; grouping < 2; grouping++)
+      for (guint internal = 0; internal < 2; internal++)
+        {
+          g_autoptr (GString) by_query = g_string_new (NULL);
+          g_autoptr (GString) by_scan = g_string_new (NULL);
+          cowscope_call_tree_set_scan_threshold (G_MAXUINT);
+          g_autoptr (CowscopeCallTree) a = build (doc, ranges[r][0], ranges[r][1], grouping, internal);
+          cowscope_call_tree_set_scan_threshold (1);
+          g_autoptr (CowscopeCallTree) b = build (doc, ranges[r][0], ranges[r][1], grouping, internal);
+          cowscope_call_tree_set_scan_threshold (0);
+          for (guint d = 0; d < 2; d++)
+            {
+              dump (a, cowscope_call_tree_get_root (a, d), 0, by_query);
+              dump (b, cowscope_call_tree_get_root (b, d), 0, by_scan);
+            }
+          g_assert_cmpstr (by_scan->str, ==, by_query->str);
+          g_assert_cmpuint (cowscope_call_tree_get_n_nodes (b), ==, cowscope_call_tree_get_n_nodes (a));
+        }
+  /* And their events. */
+  cowscope_call_tree_set_scan_threshold (1);
+  g_autoptr (CowscopeCallTree) scanned = build (doc, -1, -1, COWSCOPE_CALL_TREE_BY_LINE, FALSE);
+  cowscope_call_tree_set_scan_threshold (0);
+  guint bu = cowscope_call_tree_get_root (scanned, COWSCOPE_CALL_TREE_BOTTOM_UP);
+  g_autofree char *line91 = list (scanned, cowscope_call_tree_get_child (scanned, bu, 2), 100);
+  g_assert_cmpstr (line91, ==, "18:copy:1 50:copy:64 of 2 largest 50");
+}
+
 /* A session whose tables cannot be read any more gives an error, not a
  * tree. */
 static void
@@ -611,6 +648,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/call-tree/keys-match", test_keys_match);
   g_test_add_func ("/call-tree/nodes", test_nodes);
   g_test_add_func ("/call-tree/async", test_async);
+  g_test_add_func ("/call-tree/scan-matches-queries", test_scan_matches_queries);
   g_test_add_func ("/call-tree/damaged", test_damaged);
   int status = g_test_run ();
   if (session_path != NULL)
