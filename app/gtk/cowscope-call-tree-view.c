@@ -38,6 +38,7 @@ struct _CowscopeCallTreeView {
   CowscopeViewState *state;
   gulong range_start_handler, range_end_handler;
   guint rebuild_source;
+  gboolean stale;                   /* to build again once shown */
   GCancellable *build_cancellable;
   CowscopeCallTree *tree;
   CowscopeCallTreeDirection direction;
@@ -726,6 +727,15 @@ rebuild (CowscopeCallTreeView *self)
   update_range_label (self);
   if (self->state == NULL)
     return;
+  /* Built when shown: a window opening on another view does not pay for
+   * it, nor for each range while the tree is hidden. */
+  if (!gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->stale = TRUE;
+      set_ready_changed (self);
+      return;
+    }
+  self->stale = FALSE;
   CowscopeCallTreeOptions o;
   cowscope_call_tree_options_init (&o);
   gint64 r0 = cowscope_view_state_get_range_start (self->state);
@@ -797,6 +807,15 @@ clear_range_cb (GtkButton *button, CowscopeCallTreeView *self)
     cowscope_view_state_set_range (self->state, -1, -1);
 }
 
+static void
+cowscope_call_tree_view_map (GtkWidget *widget)
+{
+  CowscopeCallTreeView *self = COWSCOPE_CALL_TREE_VIEW (widget);
+  GTK_WIDGET_CLASS (cowscope_call_tree_view_parent_class)->map (widget);
+  if (self->stale)
+    rebuild (self);
+}
+
 /* ---- GObject --------------------------------------------------------------- */
 
 static void
@@ -857,6 +876,7 @@ cowscope_call_tree_view_class_init (CowscopeCallTreeViewClass *klass)
   object_class->dispose = cowscope_call_tree_view_dispose;
   object_class->get_property = cowscope_call_tree_view_get_property;
   object_class->set_property = cowscope_call_tree_view_set_property;
+  widget_class->map = cowscope_call_tree_view_map;
 
   properties[PROP_VIEW_STATE] =
     g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
@@ -996,7 +1016,7 @@ cowscope_call_tree_view_get_ready (CowscopeCallTreeView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE_VIEW (self), TRUE);
   return self->build_cancellable == NULL && self->list_cancellable == NULL
-         && self->rebuild_source == 0;
+         && self->rebuild_source == 0 && !self->stale;
 }
 
 void
@@ -1091,7 +1111,8 @@ cowscope_call_tree_view_show_site (CowscopeCallTreeView *self, const CowscopeFra
       gtk_toggle_button_set_active (self->bottom_up_button, TRUE);
     }
   /* The tree shown is complete unless a build is under way: select now. */
-  if (self->tree != NULL && self->build_cancellable == NULL && self->rebuild_source == 0)
+  if (self->tree != NULL && self->build_cancellable == NULL && self->rebuild_source == 0
+      && !self->stale)
     {
       show_tree (self);
       set_selected (self, take_pending_site (self), FALSE);

@@ -3,8 +3,8 @@
  *
  * Like Sysprof's callgraph: top-down or bottom-up, weighted by bytes
  * copied, events or time, by line or by function; it follows the view
- * state's selected time range (rebuilt in a worker thread when the range
- * changes).  Selecting a node lists its events below and highlights the
+ * state's selected time range (built in a worker thread when the view is
+ * shown, and again when the range changes).  Selecting a node lists its events below and highlights the
  * storages they copied; activating a node (Enter, double-click) or one of
  * its events selects it in the view state (the largest event for a node)
  * and asks the window to show the timeline (the win.show-view action). */
@@ -28,7 +28,7 @@ CowscopeViewState *cowscope_call_tree_view_get_view_state (CowscopeCallTreeView 
 
 /* The tree shown (NULL while the first one is built). */
 CowscopeCallTree *cowscope_call_tree_view_get_tree (CowscopeCallTreeView *self);
-/* TRUE when no tree is being built ("ready" notifies). */
+/* TRUE when no tree is being built or due ("ready" notifies). */
 gboolean cowscope_call_tree_view_get_ready (CowscopeCallTreeView *self);
 
 void cowscope_call_tree_view_set_direction (CowscopeCallTreeView *self,

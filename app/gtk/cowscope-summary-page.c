@@ -27,6 +27,7 @@ struct _CowscopeSummaryPage {
   CowscopeViewState *state;
   GCancellable *cancellable;
   JsonObject *report;
+  gboolean wanted;   /* a report to build once the page is shown */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeSummaryPage, cowscope_summary_page, GTK_TYPE_WIDGET)
@@ -426,6 +427,29 @@ report_cb (GObject *source, GAsyncResult *result, gpointer data)
   set_ready (self);
 }
 
+/* Builds the report of the view state's session, off the main thread. */
+static void
+start_report (CowscopeSummaryPage *self)
+{
+  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
+  self->wanted = FALSE;
+  self->cancellable = g_cancellable_new ();
+  cowscope_report_build_async (cowscope_session_document_get_path (doc), TOP, self->cancellable,
+                               report_cb, g_object_ref (self));
+  set_ready (self);
+}
+
+/* The report is built when the page is first shown, so that a window
+ * showing another view first (or a benchmark) does not pay for it. */
+static void
+cowscope_summary_page_map (GtkWidget *widget)
+{
+  CowscopeSummaryPage *self = COWSCOPE_SUMMARY_PAGE (widget);
+  GTK_WIDGET_CLASS (cowscope_summary_page_parent_class)->map (widget);
+  if (self->wanted && self->state != NULL)
+    start_report (self);
+}
+
 /* ---- GObject --------------------------------------------------------------- */
 
 static void
@@ -474,6 +498,7 @@ cowscope_summary_page_class_init (CowscopeSummaryPageClass *klass)
   object_class->dispose = cowscope_summary_page_dispose;
   object_class->get_property = cowscope_summary_page_get_property;
   object_class->set_property = cowscope_summary_page_set_property;
+  widget_class->map = cowscope_summary_page_map;
 
   properties[PROP_VIEW_STATE] =
     g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
@@ -534,13 +559,9 @@ cowscope_summary_page_set_view_state (CowscopeSummaryPage *self, CowscopeViewSta
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->report, json_object_unref);
   gtk_stack_set_visible_child_name (self->stack, "loading");
-  if (state != NULL)
-    {
-      CowscopeSessionDocument *doc = cowscope_view_state_get_document (state);
-      self->cancellable = g_cancellable_new ();
-      cowscope_report_build_async (cowscope_session_document_get_path (doc), TOP, self->cancellable,
-                                   report_cb, g_object_ref (self));
-    }
+  self->wanted = state != NULL;
+  if (state != NULL && gtk_widget_get_mapped (GTK_WIDGET (self)))
+    start_report (self);
   set_ready (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
 }
@@ -563,5 +584,5 @@ gboolean
 cowscope_summary_page_get_ready (CowscopeSummaryPage *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_SUMMARY_PAGE (self), TRUE);
-  return self->cancellable == NULL;
+  return self->cancellable == NULL && !self->wanted;
 }

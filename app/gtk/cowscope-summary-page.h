@@ -26,7 +26,8 @@ CowscopeViewState *cowscope_summary_page_get_view_state (CowscopeSummaryPage *se
 
 /* The report shown, or NULL while it is built (or when it failed). */
 JsonObject *cowscope_summary_page_get_report (CowscopeSummaryPage *self);
-/* TRUE once the report is shown or failed ("ready" notifies). */
+/* TRUE once the report is shown or failed ("ready" notifies).  The
+ * report is built when the page is first shown. */
 gboolean cowscope_summary_page_get_ready (CowscopeSummaryPage *self);
 
 G_END_DECLS

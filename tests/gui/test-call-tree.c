@@ -206,6 +206,17 @@ test_opens_on_summary (void)
   g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (summary ())));
   g_assert_false (gtk_widget_get_mapped (GTK_WIDGET (cowscope_window_get_timeline_view (window))));
   g_assert_true (gui_test_wait_until (summary_ready, summary (), 30));
+  /* The call tree is built when first shown, not at open. */
+  g_assert_null (cowscope_call_tree_view_get_tree (tree_view ()));
+  /* Alt+1, 2, 3 go to the views. */
+  static const char *const views[] = { "summary", "timeline", "calltree" };
+  for (guint i = 0; i < G_N_ELEMENTS (views); i++)
+    {
+      g_autofree char *action = g_strdup_printf ("win.show-view::%s", views[i]);
+      g_autofree char *accel = g_strdup_printf ("<Alt>%u", i + 1);
+      g_auto (GStrv) set = gtk_application_get_accels_for_action (GTK_APPLICATION (app), action);
+      g_assert_true (g_strv_contains ((const char *const *) set, accel));
+    }
 
   g_autoptr (JsonObject) r = report ();
   JsonObject *m = json_object_get_object_member (r, "metrics");
