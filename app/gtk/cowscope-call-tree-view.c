@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "cowscope-call-event-item.h"
+#include "cowscope-call-events-view.h"
 #include "cowscope-call-node.h"
 #include "cowscope-call-tree-view.h"
 #include "cowscope-flame-graph.h"
@@ -13,8 +14,7 @@
 
 /* Range drags change the range at every motion: rebuild once it rests. */
 #define REBUILD_DELAY_MS 150
-/* The events listed under a node, and the storages highlighted. */
-#define EVENT_LIMIT 1000
+/* The storages highlighted for a node, at most (of its events listed). */
 #define HIGHLIGHT_LIMIT 256
 
 struct _CowscopeCallTreeView {
@@ -32,8 +32,7 @@ struct _CowscopeCallTreeView {
   GtkColumnView *column_view;
   CowscopeFlameGraph *flame_graph;
   AdwStatusPage *empty_page;
-  GtkLabel *events_label;
-  GtkColumnView *events_view;
+  CowscopeCallEventsView *events_view;
 
   CowscopeViewState *state;
   gulong range_start_handler, range_end_handler;
@@ -53,13 +52,7 @@ struct _CowscopeCallTreeView {
   CowscopeFrameRef *pending_site;   /* to show once the tree is built */
   char *pending_strings[3];
 
-  GListStore *events;               /* CowscopeCallEventItem */
-  GtkSingleSelection *events_selection;
-  guint64 n_events;
-  gint64 largest_seq;               /* of all the listed node's events */
-  guint listed_node;                /* whose events `events` holds */
-  GCancellable *list_cancellable;
-  gboolean activate_when_listed;
+  gboolean activate_when_listed;    /* go to the node's largest event once listed */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeCallTreeView, cowscope_call_tree_view, GTK_TYPE_WIDGET)
@@ -70,7 +63,6 @@ static GParamSpec *properties[N_PROPS];
 enum { COLUMN_SITE, COLUMN_BYTES, COLUMN_SHARE, COLUMN_EVENTS, COLUMN_TIME };
 
 static void rebuild (CowscopeCallTreeView *self);
-static void list_events (CowscopeCallTreeView *self, guint node);
 
 /* ---- formatting ------------------------------------------------------------ */
 
@@ -376,7 +368,8 @@ find_path (CowscopeCallTree *tree, CowscopeCallTreeDirection direction, GPtrArra
 static void
 set_ready_changed (CowscopeCallTreeView *self)
 {
-  gboolean busy = self->build_cancellable != NULL || self->list_cancellable != NULL;
+  gboolean busy = self->build_cancellable != NULL
+                  || !cowscope_call_events_view_get_ready (self->events_view);
   gtk_spinner_set_spinning (self->spinner, busy);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
@@ -387,9 +380,10 @@ highlight_events (CowscopeCallTreeView *self)
 {
   g_autoptr (GArray) refs = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectRef));
   g_autoptr (GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (guint i = 0; i < g_list_model_get_n_items (G_LIST_MODEL (self->events)) && refs->len < HIGHLIGHT_LIMIT; i++)
+  GListModel *events = cowscope_call_events_view_get_events (self->events_view);
+  for (guint i = 0; i < g_list_model_get_n_items (events) && refs->len < HIGHLIGHT_LIMIT; i++)
     {
-      g_autoptr (CowscopeCallEventItem) item = g_list_model_get_item (G_LIST_MODEL (self->events), i);
+      g_autoptr (CowscopeCallEventItem) item = g_list_model_get_item (events, i);
       const CowscopeCallEvent *e = cowscope_call_event_item_get_event (item);
       char *key = g_strdup_printf ("%u:%" G_GUINT64_FORMAT, e->pid, e->storage_id);
       if (!g_hash_table_add (seen, key))
@@ -412,61 +406,16 @@ go_to_event (CowscopeCallTreeView *self, gint64 seq)
 static void
 go_to_listed (CowscopeCallTreeView *self)
 {
-  if (self->largest_seq >= 0)
-    go_to_event (self, self->largest_seq);
+  gint64 largest = cowscope_call_events_view_get_largest_seq (self->events_view);
+  if (largest >= 0)
+    go_to_event (self, largest);
 }
 
+/* The selected node's events are in: highlight what they copied, and go
+ * to the largest when the node was activated. */
 static void
-update_events_label (CowscopeCallTreeView *self)
+events_listed_cb (CowscopeCallEventsView *events, CowscopeCallTreeView *self)
 {
-  if (self->tree == NULL || self->listed_node == COWSCOPE_CALL_TREE_NO_NODE)
-    {
-      gtk_label_set_text (self->events_label, _("Select a call site to list its copies"));
-      return;
-    }
-  const CowscopeCallFrame *f = cowscope_call_tree_get_frame (self->tree, self->listed_node);
-  const char *where = f != NULL ? f->display : _("all call sites");
-  guint shown = g_list_model_get_n_items (G_LIST_MODEL (self->events));
-  g_autofree char *text = NULL;
-  if (self->list_cancellable != NULL)
-    text = g_strdup_printf (_("Finding the events at %s…"), where);
-  else if (shown < self->n_events)
-    /* Translators: "the first 1,000 of 5,321 events at update_weights (train.c:88)" */
-    text = g_strdup_printf (_("The first %u of %" G_GUINT64_FORMAT " events at %s"), shown,
-                            self->n_events, where);
-  else
-    text = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%" G_GUINT64_FORMAT " event at %s",
-                                         "%" G_GUINT64_FORMAT " events at %s", self->n_events),
-                            self->n_events, where);
-  gtk_label_set_text (self->events_label, text);
-}
-
-static void
-listed_cb (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr (CowscopeCallTreeView) self = data;
-  g_autoptr (GError) error = NULL;
-  guint64 total = 0;
-  gint64 largest = -1;
-  g_autoptr (GArray) events = cowscope_call_tree_list_events_finish (COWSCOPE_CALL_TREE (source),
-                                                                     result, &total, &largest,
-                                                                     &error);
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return;
-  g_clear_object (&self->list_cancellable);
-  if (events == NULL)
-    {
-      g_warning ("Cannot list the events of a call site: %s", error->message);
-      events = g_array_new (FALSE, FALSE, sizeof (CowscopeCallEvent));
-    }
-  g_autoptr (GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < events->len; i++)
-    g_ptr_array_add (items, cowscope_call_event_item_new (&g_array_index (events, CowscopeCallEvent, i)));
-  g_list_store_splice (self->events, 0, g_list_model_get_n_items (G_LIST_MODEL (self->events)),
-                       items->pdata, items->len);
-  self->n_events = total;
-  self->largest_seq = largest;
-  update_events_label (self);
   if (self->state != NULL)
     highlight_events (self);
   if (self->activate_when_listed)
@@ -477,24 +426,11 @@ listed_cb (GObject *source, GAsyncResult *result, gpointer data)
   set_ready_changed (self);
 }
 
-/* Lists @node's events (replacing the list). */
 static void
-list_events (CowscopeCallTreeView *self, guint node)
+event_activated_cb (CowscopeCallEventsView *events, gint64 seq, CowscopeCallTreeView *self)
 {
-  g_cancellable_cancel (self->list_cancellable);
-  g_clear_object (&self->list_cancellable);
-  g_list_store_remove_all (self->events);
-  self->n_events = 0;
-  self->largest_seq = -1;
-  self->listed_node = node;
-  if (node != COWSCOPE_CALL_TREE_NO_NODE && self->tree != NULL)
-    {
-      self->list_cancellable = g_cancellable_new ();
-      cowscope_call_tree_list_events_async (self->tree, node, EVENT_LIMIT, self->list_cancellable,
-                                            listed_cb, g_object_ref (self));
-    }
-  update_events_label (self);
-  set_ready_changed (self);
+  if (self->state != NULL)
+    go_to_event (self, seq);
 }
 
 /* Makes @node the selected one in the table and the flame graph, and
@@ -520,7 +456,8 @@ set_selected (CowscopeCallTreeView *self, guint node, gboolean from_table)
     }
   if (cowscope_flame_graph_get_selected (self->flame_graph) != node)
     cowscope_flame_graph_set_selected (self->flame_graph, node);
-  list_events (self, node);
+  cowscope_call_events_view_show (self->events_view, self->tree, node);
+  set_ready_changed (self);
 }
 
 static void
@@ -555,88 +492,6 @@ static void
 flame_activated_cb (CowscopeFlameGraph *flame, guint node, CowscopeCallTreeView *self)
 {
   cowscope_call_tree_view_activate_node (self, node);
-}
-
-static void
-event_activated_cb (GtkColumnView *view, guint position, CowscopeCallTreeView *self)
-{
-  g_autoptr (CowscopeCallEventItem) item = g_list_model_get_item (G_LIST_MODEL (self->events), position);
-  if (item != NULL && self->state != NULL)
-    go_to_event (self, cowscope_call_event_item_get_event (item)->seq);
-}
-
-/* ---- the events table ------------------------------------------------------ */
-
-enum { EVENT_TIME, EVENT_KIND, EVENT_BYTES, EVENT_OP, EVENT_TENSOR, EVENT_THREAD };
-
-static void
-setup_event_cb (GtkSignalListItemFactory *factory, GtkListItem *item, gpointer data)
-{
-  guint column = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (factory), "column"));
-  GtkWidget *label = gtk_inscription_new (NULL);
-  gtk_inscription_set_text_overflow (GTK_INSCRIPTION (label), GTK_INSCRIPTION_OVERFLOW_ELLIPSIZE_END);
-  if (column == EVENT_TIME || column == EVENT_BYTES)
-    {
-      gtk_inscription_set_xalign (GTK_INSCRIPTION (label), 1.0f);
-      gtk_widget_add_css_class (label, "numeric");
-    }
-  gtk_list_item_set_child (item, label);
-}
-
-static void
-bind_event_cb (GtkSignalListItemFactory *factory, GtkListItem *item, CowscopeCallTreeView *self)
-{
-  guint column = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (factory), "column"));
-  const CowscopeCallEvent *e = cowscope_call_event_item_get_event (gtk_list_item_get_item (item));
-  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-  g_autofree char *text = NULL;
-  switch (column)
-    {
-    case EVENT_TIME:
-      text = format_instant (self, e->ts_ns);
-      break;
-    case EVENT_KIND:
-      text = g_strdup (e->kind == COWSCOPE_CALL_EVENT_COPY ? _("Copy")
-                       : e->kind == COWSCOPE_CALL_EVENT_STEAL ? _("Steal") : _("Eager copy"));
-      break;
-    case EVENT_BYTES:
-      text = format_bytes (e->nbytes);
-      break;
-    case EVENT_OP:
-      text = g_strdup (cowscope_session_document_op_name (doc, e->op));
-      break;
-    case EVENT_TENSOR:
-      /* Names, as the graph shows them; the number only without one. */
-      text = e->tensor_name != NULL ? g_strdup (e->tensor_name)
-                                    : g_strdup_printf (_("tensor %" G_GUINT64_FORMAT), e->tensor_id);
-      break;
-    case EVENT_THREAD:
-    default:
-      {
-        const char *name = cowscope_session_document_thread_name (doc, e->pid, e->tid);
-        text = name != NULL ? g_strdup_printf ("%s (%" G_GINT64_FORMAT ")", name, e->tid)
-                            : g_strdup_printf ("%" G_GINT64_FORMAT, e->tid);
-        break;
-      }
-    }
-  gtk_inscription_set_text (GTK_INSCRIPTION (gtk_list_item_get_child (item)), text);
-}
-
-static void
-add_event_column (CowscopeCallTreeView *self, guint column, const char *title, int width)
-{
-  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
-  g_object_set_data (G_OBJECT (factory), "column", GUINT_TO_POINTER (column));
-  g_signal_connect (factory, "setup", G_CALLBACK (setup_event_cb), self);
-  g_signal_connect (factory, "bind", G_CALLBACK (bind_event_cb), self);
-  GtkColumnViewColumn *c = gtk_column_view_column_new (title, factory);
-  gtk_column_view_column_set_resizable (c, TRUE);
-  if (width > 0)
-    gtk_column_view_column_set_fixed_width (c, width);
-  else
-    gtk_column_view_column_set_expand (c, TRUE);
-  gtk_column_view_append_column (self->events_view, c);
-  g_object_unref (c);
 }
 
 /* ---- building -------------------------------------------------------------- */
@@ -826,13 +681,9 @@ cowscope_call_tree_view_dispose (GObject *object)
   g_clear_handle_id (&self->rebuild_source, g_source_remove);
   g_cancellable_cancel (self->build_cancellable);
   g_clear_object (&self->build_cancellable);
-  g_cancellable_cancel (self->list_cancellable);
-  g_clear_object (&self->list_cancellable);
   g_clear_object (&self->tree);
   g_clear_object (&self->sort_model);
   g_clear_object (&self->selection);
-  g_clear_object (&self->events_selection);
-  g_clear_object (&self->events);
   g_clear_pointer (&self->selected_path, g_ptr_array_unref);
   g_clear_pointer (&self->pending_site, g_free);
   for (guint i = 0; i < G_N_ELEMENTS (self->pending_strings); i++)
@@ -886,6 +737,7 @@ cowscope_call_tree_view_class_init (CowscopeCallTreeViewClass *klass)
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (COWSCOPE_TYPE_FLAME_GRAPH);
+  g_type_ensure (COWSCOPE_TYPE_CALL_EVENTS_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/cowscope/Cowscope/cowscope-call-tree-view.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, CowscopeCallTreeView, name)
@@ -904,7 +756,6 @@ cowscope_call_tree_view_class_init (CowscopeCallTreeViewClass *klass)
   CHILD (column_view);
   CHILD (flame_graph);
   CHILD (empty_page);
-  CHILD (events_label);
   CHILD (events_view);
 #undef CHILD
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
@@ -915,7 +766,7 @@ static void
 cowscope_call_tree_view_init (CowscopeCallTreeView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
-  self->selected = self->listed_node = COWSCOPE_CALL_TREE_NO_NODE;
+  self->selected = COWSCOPE_CALL_TREE_NO_NODE;
 
   add_column (self, COLUMN_SITE, _("Call Site"), NULL, TRUE);
   add_column (self, COLUMN_BYTES, _("Bytes Copied"), "bytes", FALSE);
@@ -930,18 +781,8 @@ cowscope_call_tree_view_init (CowscopeCallTreeView *self)
   g_signal_connect (self->selection, "notify::selected", G_CALLBACK (selection_cb), self);
   g_signal_connect (self->column_view, "activate", G_CALLBACK (row_activated_cb), self);
 
-  self->events = g_list_store_new (COWSCOPE_TYPE_CALL_EVENT_ITEM);
-  self->events_selection = gtk_single_selection_new (g_object_ref (G_LIST_MODEL (self->events)));
-  gtk_single_selection_set_autoselect (self->events_selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->events_selection, TRUE);
-  gtk_column_view_set_model (self->events_view, GTK_SELECTION_MODEL (self->events_selection));
-  add_event_column (self, EVENT_TIME, _("Time"), 96);
-  add_event_column (self, EVENT_KIND, _("Kind"), 88);
-  add_event_column (self, EVENT_BYTES, _("Bytes"), 88);
-  add_event_column (self, EVENT_OP, _("Operation"), 96);
-  add_event_column (self, EVENT_TENSOR, _("Tensor"), 0);
-  add_event_column (self, EVENT_THREAD, _("Thread"), 140);
-  g_signal_connect (self->events_view, "activate", G_CALLBACK (event_activated_cb), self);
+  g_signal_connect (self->events_view, "listed", G_CALLBACK (events_listed_cb), self);
+  g_signal_connect (self->events_view, "event-activated", G_CALLBACK (event_activated_cb), self);
 
   g_signal_connect (self->top_down_button, "toggled", G_CALLBACK (direction_toggled_cb), self);
   g_signal_connect (self->bottom_up_button, "toggled", G_CALLBACK (direction_toggled_cb), self);
@@ -953,7 +794,6 @@ cowscope_call_tree_view_init (CowscopeCallTreeView *self)
   g_signal_connect (self->clear_range_button, "clicked", G_CALLBACK (clear_range_cb), self);
   g_signal_connect (self->flame_graph, "node-selected", G_CALLBACK (flame_selected_cb), self);
   g_signal_connect (self->flame_graph, "node-activated", G_CALLBACK (flame_activated_cb), self);
-  update_events_label (self);
   update_range_label (self);
 }
 
@@ -978,10 +818,9 @@ cowscope_call_tree_view_set_view_state (CowscopeCallTreeView *self, CowscopeView
       g_clear_signal_handler (&self->range_end_handler, self->state);
       g_clear_object (&self->state);
     }
-  g_cancellable_cancel (self->list_cancellable);
-  g_clear_object (&self->list_cancellable);
-  g_list_store_remove_all (self->events);
-  self->listed_node = self->selected = COWSCOPE_CALL_TREE_NO_NODE;
+  cowscope_call_events_view_show (self->events_view, NULL, COWSCOPE_CALL_TREE_NO_NODE);
+  cowscope_call_events_view_set_view_state (self->events_view, state);
+  self->selected = COWSCOPE_CALL_TREE_NO_NODE;
   g_clear_pointer (&self->selected_path, g_ptr_array_unref);
   g_clear_object (&self->tree);
   cowscope_flame_graph_set_tree (self->flame_graph, NULL, self->direction);
@@ -1015,7 +854,7 @@ gboolean
 cowscope_call_tree_view_get_ready (CowscopeCallTreeView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE_VIEW (self), TRUE);
-  return self->build_cancellable == NULL && self->list_cancellable == NULL
+  return self->build_cancellable == NULL && cowscope_call_events_view_get_ready (self->events_view)
          && self->rebuild_source == 0 && !self->stale;
 }
 
@@ -1127,7 +966,8 @@ cowscope_call_tree_view_activate_node (CowscopeCallTreeView *self, guint node)
     return;
   if (self->selected != node)
     set_selected (self, node, FALSE);
-  if (self->listed_node == node && self->list_cancellable == NULL)
+  if (cowscope_call_events_view_get_node (self->events_view) == node
+      && cowscope_call_events_view_get_ready (self->events_view))
     go_to_listed (self);
   else
     self->activate_when_listed = TRUE;
@@ -1137,12 +977,12 @@ GListModel *
 cowscope_call_tree_view_get_events (CowscopeCallTreeView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE_VIEW (self), NULL);
-  return G_LIST_MODEL (self->events);
+  return cowscope_call_events_view_get_events (self->events_view);
 }
 
 guint64
 cowscope_call_tree_view_get_n_events (CowscopeCallTreeView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_CALL_TREE_VIEW (self), 0);
-  return self->n_events;
+  return cowscope_call_events_view_get_n_events (self->events_view);
 }
