@@ -28,6 +28,7 @@ struct _CowscopeSummaryPage {
   GCancellable *cancellable;
   JsonObject *report;
   gboolean wanted;   /* a report to build once the page is shown */
+  guint start_source;
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeSummaryPage, cowscope_summary_page, GTK_TYPE_WIDGET)
@@ -439,15 +440,33 @@ start_report (CowscopeSummaryPage *self)
   set_ready (self);
 }
 
-/* The report is built when the page is first shown, so that a window
- * showing another view first (or a benchmark) does not pay for it. */
+static gboolean
+start_if_shown_cb (gpointer data)
+{
+  CowscopeSummaryPage *self = data;
+  self->start_source = 0;
+  if (self->wanted && self->state != NULL && gtk_widget_get_mapped (GTK_WIDGET (self)))
+    start_report (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The report is built when the page is shown, and still shown once the
+ * main loop is idle: a window that goes straight to another view (or
+ * the timeline benchmark) does not build it beside its first frame. */
+static void
+start_when_shown (CowscopeSummaryPage *self)
+{
+  if (self->start_source == 0)
+    self->start_source = g_idle_add_full (G_PRIORITY_LOW, start_if_shown_cb, self, NULL);
+}
+
 static void
 cowscope_summary_page_map (GtkWidget *widget)
 {
   CowscopeSummaryPage *self = COWSCOPE_SUMMARY_PAGE (widget);
   GTK_WIDGET_CLASS (cowscope_summary_page_parent_class)->map (widget);
-  if (self->wanted && self->state != NULL)
-    start_report (self);
+  if (self->wanted)
+    start_when_shown (self);
 }
 
 /* ---- GObject --------------------------------------------------------------- */
@@ -456,6 +475,7 @@ static void
 cowscope_summary_page_dispose (GObject *object)
 {
   CowscopeSummaryPage *self = COWSCOPE_SUMMARY_PAGE (object);
+  g_clear_handle_id (&self->start_source, g_source_remove);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->state);
@@ -561,7 +581,7 @@ cowscope_summary_page_set_view_state (CowscopeSummaryPage *self, CowscopeViewSta
   gtk_stack_set_visible_child_name (self->stack, "loading");
   self->wanted = state != NULL;
   if (state != NULL && gtk_widget_get_mapped (GTK_WIDGET (self)))
-    start_report (self);
+    start_when_shown (self);
   set_ready (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
 }

@@ -1,10 +1,12 @@
 /* cowscope-call-tree.c — the copy call tree (see header).
  *
- * Built in three passes: SQL sums the events per stack (one GROUP BY over
- * the materializations, one over the eager lazy clones), each distinct
- * stack's frames are read once and its path added to both trees, then the
+ * Built in four passes: the events are summed per stack (one scan of the
+ * materializations, one of the eager lazy clones); each distinct stack's
+ * frames are read once (a query a stack, or one scan of the stack tables
+ * when there are many) into its path from the call site out; each
+ * direction's tree is built as a trie of the sorted paths; then the
  * children are laid out contiguously, heaviest first, and numbered in
- * preorder so that a node's events are those of the stacks whose path
+ * preorder, so that a node's events are those of the stacks whose path
  * ends inside its preorder interval. */
 #include "cowscope-call-tree.h"
 #include "cowscope-call-tree-private.h"
