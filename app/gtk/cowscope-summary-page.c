@@ -332,7 +332,9 @@ fill_ops (CowscopeSummaryPage *self)
       g_autofree char *s = g_strdup_printf (
         g_dngettext (GETTEXT_PACKAGE, "%" G_GINT64_FORMAT " steal (%s)",
                      "%" G_GINT64_FORMAT " steals (%s)", steals), steals, stolen);
-      g_autofree char *subtitle = g_strdup_printf ("%s · %s", c, s);
+      /* What it did, leaving out a kind it never did. */
+      g_autofree char *subtitle = copies > 0 && steals > 0 ? g_strdup_printf ("%s · %s", c, s)
+                                  : copies > 0 ? g_strdup (c) : g_strdup (s);
       g_autofree char *title = g_strdup_printf ("%s()", text_of (op, "op"));
       GCallback activated = json_object_has_member (op, "largest_seq") ? G_CALLBACK (event_row_activated_cb)
                                                                        : NULL;
@@ -396,7 +398,9 @@ fill_recording (CowscopeSummaryPage *self)
 static void
 set_ready (CowscopeSummaryPage *self)
 {
-  gtk_spinner_set_spinning (self->spinner, self->cancellable != NULL);
+  /* Spinning from the session's arrival to its report's (a report of
+   * ten million events takes seconds). */
+  gtk_spinner_set_spinning (self->spinner, self->cancellable != NULL || self->wanted);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_READY]);
 }
 

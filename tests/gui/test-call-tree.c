@@ -416,6 +416,29 @@ test_flame_graph (void)
   cowscope_call_tree_view_set_flame (tree_view (), FALSE);
 }
 
+/* An operation of the summary selects its largest copy, and a warning
+ * itself, in the timeline (whose explanation then tells it). */
+static void
+test_summary_to_timeline (void)
+{
+  g_autoptr (JsonObject) r = report ();
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "summary");
+  g_autoptr (GPtrArray) ops = rows_of ("Top Operations");
+  g_assert_cmpuint (ops->len, >, 0);
+  g_signal_emit_by_name (ops->pdata[0], "activated");
+  g_assert_cmpstr (cowscope_window_get_visible_view (window), ==, "timeline");
+  JsonObject *op = json_array_get_object_element (json_object_get_array_member (r, "top_ops"), 0);
+  g_assert_cmpint (cowscope_view_state_get_selected_seq (state ()), ==,
+                   json_object_get_int_member (op, "largest_seq"));
+
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "summary");
+  g_autoptr (GPtrArray) warnings = rows_of ("Simulate-Mode Warnings");
+  g_signal_emit_by_name (warnings->pdata[0], "activated");
+  g_assert_cmpstr (cowscope_window_get_visible_view (window), ==, "timeline");
+  JsonObject *v = json_array_get_object_element (json_object_get_array_member (r, "violations"), 0);
+  g_assert_cmpint (cowscope_view_state_get_selected_seq (state ()), ==, json_object_get_int_member (v, "seq"));
+}
+
 /* Neither page asks for more width than the window's minimum (360 px):
  * they scroll or wrap instead. */
 static void
@@ -563,6 +586,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/call-tree/node-to-timeline", test_node_to_timeline);
   g_test_add_func ("/call-tree/range", test_range);
   g_test_add_func ("/call-tree/flame-graph", test_flame_graph);
+  g_test_add_func ("/call-tree/summary-to-timeline", test_summary_to_timeline);
   g_test_add_func ("/call-tree/minimum-widths", test_minimum_widths);
   g_test_add_func ("/call-tree/explanation-names", test_explanation_names);
   g_test_add_func ("/call-tree/screenshots", test_screenshots);
