@@ -5,9 +5,13 @@
  * own (the engine's copy, the probe): code the user cannot change.  The
  * *call site* of a stack is its innermost symbolized frame outside them,
  * else its innermost frame outside them (an address in a module), else
- * its innermost frame.  The report's top call sites and the copy call
- * tree (cowscope-call-tree.h) both follow this rule, so a call site the
- * report names is a root of the bottom-up call tree. */
+ * its innermost frame.  The session's call_sites view states this rule
+ * for SQL and the report, which asks it of one stack at a time; the copy
+ * call tree (cowscope-call-tree.h) reads tens of thousands of stacks'
+ * frames in one scan and chooses here instead, by the same rule.  The
+ * call tree's tests check that every call site the report names is a
+ * root of the bottom-up tree, with the report's figures.  Both write a
+ * call site with cowscope_call_site_format(). */
 #pragma once
 
 #include <glib.h>

@@ -1,4 +1,4 @@
-/* bench-graph.c — the sharing graph with 100,000 live objects (issue 4's
+/* bench-graph.c — the sharing graph with 100,000 live objects (the
  * benchmark "graph rebuild when moving the cursor"):
  *   cursor move -> model graph rebuild (median of 50, target <= 50 ms),
  *   and separately aggregation and Graphviz layout of what the view draws,

@@ -425,8 +425,8 @@ test_events (void)
 }
 
 /* Every call site of the report is a bottom-up root with the report's
- * copies and bytes (one rule, cowscope-call-site.h); the report's
- * locations find them. */
+ * copies and bytes (the call_sites view, which the report reads, and
+ * cowscope-call-site.h choose alike); the report's locations find them. */
 static void
 test_report_sites (void)
 {
