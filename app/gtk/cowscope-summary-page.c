@@ -4,7 +4,8 @@
 #include <adwaita.h>
 #include <glib/gi18n.h>
 
-#include "cowscope-report.h"
+#include "cowscope-call-site.h"
+#include "cowscope-report-reader.h"
 #include "cowscope-summary-page.h"
 #include "cowscope-timeline-format.h"
 
@@ -26,7 +27,7 @@ struct _CowscopeSummaryPage {
 
   CowscopeViewState *state;
   GCancellable *cancellable;
-  JsonObject *report;
+  CowscopeReportReader *report;
   gboolean wanted;   /* a report to build once the page is shown */
   guint start_source;
 };
@@ -42,21 +43,21 @@ static guint signals[N_SIGNALS];
 /* ---- reading the report ---------------------------------------------------- */
 
 static gint64
-int_of (JsonObject *object, const char *member)
+int_of (const CowscopeReportItem *item, const char *member)
 {
-  return object != NULL ? json_object_get_int_member_with_default (object, member, 0) : 0;
+  return cowscope_report_item_get_int (item, member);
 }
 
 static const char *
-text_of (JsonObject *object, const char *member)
+text_of (const CowscopeReportItem *item, const char *member)
 {
-  return object != NULL ? json_object_get_string_member_with_default (object, member, NULL) : NULL;
+  return cowscope_report_item_get_text (item, member);
 }
 
 static gint64
 metric (CowscopeSummaryPage *self, const char *name)
 {
-  return int_of (json_object_get_object_member (self->report, "metrics"), name);
+  return cowscope_report_reader_get_metric (self->report, name);
 }
 
 static char *
@@ -67,7 +68,7 @@ bytes (gint64 n)
 
 /* A tensor as the graph names it: its name, or "tensor N". */
 static char *
-tensor_label (JsonObject *violation, const char *name_member, const char *id_member)
+tensor_label (const CowscopeReportItem *violation, const char *name_member, const char *id_member)
 {
   const char *name = text_of (violation, name_member);
   if (name != NULL)
@@ -192,16 +193,20 @@ timeline_tile_cb (GtkButton *button, CowscopeSummaryPage *self)
 static void
 warnings_tile_cb (GtkButton *button, CowscopeSummaryPage *self)
 {
-  JsonArray *v = json_object_get_array_member (self->report, "violations");
-  if (v != NULL && json_array_get_length (v) > 0)
-    show_event (self, int_of (json_array_get_object_element (v, 0), "seq"));
+  const CowscopeReportItem *first = cowscope_report_reader_get_item (self->report, "violations", 0);
+  if (first != NULL)
+    show_event (self, int_of (first, "seq"));
 }
 
 static void
 site_activated_cb (AdwActionRow *row, CowscopeSummaryPage *self)
 {
-  JsonObject *site = g_object_get_data (G_OBJECT (row), "site");
-  g_signal_emit (self, signals[CALL_SITE_ACTIVATED], 0, site);
+  const CowscopeReportItem *site = g_object_get_data (G_OBJECT (row), "site");
+  CowscopeFrameRef ref = {
+    text_of (site, "function"), text_of (site, "file"), text_of (site, "module"),
+    int_of (site, "line"), (guint64) int_of (site, "address"),
+  };
+  g_signal_emit (self, signals[CALL_SITE_ACTIVATED], 0, &ref);
 }
 
 static void
@@ -220,7 +225,7 @@ set_row_seq (GtkWidget *row, gint64 seq)
 static void
 fill_header (CowscopeSummaryPage *self)
 {
-  JsonObject *target = json_object_get_object_member (self->report, "target");
+  const CowscopeReportItem *target = cowscope_report_reader_get_object (self->report, "target");
   const char *command = text_of (target, "command");
   const char *end = text_of (target, "end");
   g_autofree char *duration = cowscope_timeline_format_duration (metric (self, "duration_ns"));
@@ -229,8 +234,7 @@ fill_header (CowscopeSummaryPage *self)
   gtk_label_set_text (self->title_label, command != NULL ? command : _("Session Summary"));
   if (g_strcmp0 (end, "exited") == 0)
     how = g_strdup_printf (_("Exited with status %" G_GINT64_FORMAT), int_of (target, "exit_status"));
-  else if (end != NULL && json_object_has_member (target, "exit_signal")
-           && !json_object_get_null_member (target, "exit_signal"))
+  else if (end != NULL && cowscope_report_item_has (target, "exit_signal"))
     how = g_strdup_printf (_("Ended by signal %" G_GINT64_FORMAT), int_of (target, "exit_signal"));
   else if (end != NULL)
     how = g_strdup (end);
@@ -293,12 +297,11 @@ fill_tiles (CowscopeSummaryPage *self)
 static void
 fill_sites (CowscopeSummaryPage *self)
 {
-  JsonArray *sites = json_object_get_array_member (self->report, "top_call_sites");
-  guint n = sites != NULL ? json_array_get_length (sites) : 0;
+  guint n = cowscope_report_reader_get_n_items (self->report, "top_call_sites");
   clear_list (self->sites_list);
   for (guint i = 0; i < n; i++)
     {
-      JsonObject *site = json_array_get_object_element (sites, i);
+      const CowscopeReportItem *site = cowscope_report_reader_get_item (self->report, "top_call_sites", i);
       gint64 count = int_of (site, "copies");
       g_autofree char *size = bytes (int_of (site, "bytes"));
       g_autofree char *subtitle = g_strdup_printf (
@@ -306,8 +309,10 @@ fill_sites (CowscopeSummaryPage *self)
                      "%s copied in %" G_GINT64_FORMAT " copies", count), size, count);
       GtkWidget *row = add_row (self, self->sites_list, text_of (site, "location"), subtitle,
                                 G_CALLBACK (site_activated_cb));
-      g_object_set_data_full (G_OBJECT (row), "site", json_object_ref (site),
-                              (GDestroyNotify) json_object_unref);
+      /* The row keeps the report its site belongs to. */
+      g_object_set_data_full (G_OBJECT (row), "report", cowscope_report_reader_ref (self->report),
+                              (GDestroyNotify) cowscope_report_reader_unref);
+      g_object_set_data (G_OBJECT (row), "site", (gpointer) site);
       gtk_widget_set_tooltip_text (row, _("Show this call site in the call tree"));
     }
   if (n == 0)
@@ -317,12 +322,11 @@ fill_sites (CowscopeSummaryPage *self)
 static void
 fill_ops (CowscopeSummaryPage *self)
 {
-  JsonArray *ops = json_object_get_array_member (self->report, "top_ops");
-  guint n = ops != NULL ? json_array_get_length (ops) : 0;
+  guint n = cowscope_report_reader_get_n_items (self->report, "top_ops");
   clear_list (self->ops_list);
   for (guint i = 0; i < n; i++)
     {
-      JsonObject *op = json_array_get_object_element (ops, i);
+      const CowscopeReportItem *op = cowscope_report_reader_get_item (self->report, "top_ops", i);
       gint64 copies = int_of (op, "copies"), steals = int_of (op, "steals");
       g_autofree char *copied = bytes (int_of (op, "copied_bytes"));
       g_autofree char *stolen = bytes (int_of (op, "stolen_bytes"));
@@ -336,8 +340,8 @@ fill_ops (CowscopeSummaryPage *self)
       g_autofree char *subtitle = copies > 0 && steals > 0 ? g_strdup_printf ("%s · %s", c, s)
                                   : copies > 0 ? g_strdup (c) : g_strdup (s);
       g_autofree char *title = g_strdup_printf ("%s()", text_of (op, "op"));
-      GCallback activated = json_object_has_member (op, "largest_seq") ? G_CALLBACK (event_row_activated_cb)
-                                                                       : NULL;
+      GCallback activated = cowscope_report_item_has (op, "largest_seq") ? G_CALLBACK (event_row_activated_cb)
+                                                                         : NULL;
       GtkWidget *row = add_row (self, self->ops_list, title, subtitle, activated);
       set_row_seq (row, int_of (op, "largest_seq"));
       if (activated != NULL)
@@ -349,13 +353,12 @@ fill_ops (CowscopeSummaryPage *self)
 static void
 fill_warnings (CowscopeSummaryPage *self)
 {
-  JsonArray *v = json_object_get_array_member (self->report, "violations");
-  guint n = v != NULL ? json_array_get_length (v) : 0;
+  guint n = cowscope_report_reader_get_n_items (self->report, "violations");
   gint64 total = metric (self, "violations");
   clear_list (self->warnings_list);
   for (guint i = 0; i < n && i < WARNINGS_SHOWN; i++)
     {
-      JsonObject *w = json_array_get_object_element (v, i);
+      const CowscopeReportItem *w = cowscope_report_reader_get_item (self->report, "violations", i);
       g_autofree char *accessor = tensor_label (w, "accessor_name", "accessor_tensor_id");
       g_autofree char *writer = tensor_label (w, "writer_name", "writer_tensor_id");
       gboolean write = g_strcmp0 (text_of (w, "access"), "write") == 0;
@@ -382,12 +385,12 @@ fill_warnings (CowscopeSummaryPage *self)
 static void
 fill_recording (CowscopeSummaryPage *self)
 {
-  JsonArray *w = json_object_get_array_member (self->report, "warnings");
-  guint n = w != NULL ? json_array_get_length (w) : 0;
+  guint n = cowscope_report_reader_get_n_items (self->report, "warnings");
   clear_list (self->recording_list);
   for (guint i = 0; i < n; i++)
     {
-      GtkWidget *row = add_row (self, self->recording_list, json_array_get_string_element (w, i),
+      GtkWidget *row = add_row (self, self->recording_list,
+                                cowscope_report_reader_get_text (self->report, "warnings", i),
                                 NULL, NULL);
       adw_action_row_add_prefix (ADW_ACTION_ROW (row),
                                  gtk_image_new_from_icon_name ("dialog-warning-symbolic"));
@@ -409,7 +412,7 @@ report_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (CowscopeSummaryPage) self = data;
   g_autoptr (GError) error = NULL;
-  g_autoptr (JsonObject) report = cowscope_report_build_finish (result, &error);
+  g_autoptr (CowscopeReportReader) report = cowscope_report_reader_load_finish (result, &error);
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->state == NULL)
     return;
   g_clear_object (&self->cancellable);
@@ -420,7 +423,7 @@ report_cb (GObject *source, GAsyncResult *result, gpointer data)
       set_ready (self);
       return;
     }
-  g_clear_pointer (&self->report, json_object_unref);
+  g_clear_pointer (&self->report, cowscope_report_reader_unref);
   self->report = g_steal_pointer (&report);
   fill_header (self);
   fill_tiles (self);
@@ -439,8 +442,8 @@ start_report (CowscopeSummaryPage *self)
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
   self->wanted = FALSE;
   self->cancellable = g_cancellable_new ();
-  cowscope_report_build_async (cowscope_session_document_get_path (doc), TOP, self->cancellable,
-                               report_cb, g_object_ref (self));
+  cowscope_report_reader_load_async (cowscope_session_document_get_path (doc), TOP, self->cancellable,
+                                     report_cb, g_object_ref (self));
   set_ready (self);
 }
 
@@ -483,7 +486,7 @@ cowscope_summary_page_dispose (GObject *object)
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->state);
-  g_clear_pointer (&self->report, json_object_unref);
+  g_clear_pointer (&self->report, cowscope_report_reader_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_SUMMARY_PAGE);
   G_OBJECT_CLASS (cowscope_summary_page_parent_class)->dispose (object);
 }
@@ -531,11 +534,12 @@ cowscope_summary_page_class_init (CowscopeSummaryPageClass *klass)
                                                  G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
-  /* A top call site was activated: its report entry (a JsonObject with
-   * "function", "file", "line", "module", "address", "location"). */
+  /* A top call site was activated: its frame (a const CowscopeFrameRef *,
+   * all NULL for the events without a call stack), valid during the
+   * emission. */
   signals[CALL_SITE_ACTIVATED] =
     g_signal_new ("call-site-activated", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
-                  NULL, NULL, G_TYPE_NONE, 1, JSON_TYPE_OBJECT);
+                  NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
 
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/cowscope/Cowscope/cowscope-summary-page.ui");
@@ -581,7 +585,7 @@ cowscope_summary_page_set_view_state (CowscopeSummaryPage *self, CowscopeViewSta
   g_set_object (&self->state, state);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
-  g_clear_pointer (&self->report, json_object_unref);
+  g_clear_pointer (&self->report, cowscope_report_reader_unref);
   gtk_stack_set_visible_child_name (self->stack, "loading");
   self->wanted = state != NULL;
   if (state != NULL && gtk_widget_get_mapped (GTK_WIDGET (self)))
@@ -597,7 +601,7 @@ cowscope_summary_page_get_view_state (CowscopeSummaryPage *self)
   return self->state;
 }
 
-JsonObject *
+CowscopeReportReader *
 cowscope_summary_page_get_report (CowscopeSummaryPage *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_SUMMARY_PAGE (self), NULL);

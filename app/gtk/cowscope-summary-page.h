@@ -10,8 +10,8 @@
 #pragma once
 
 #include <gtk/gtk.h>
-#include <json-glib/json-glib.h>
 
+#include "cowscope-report-reader.h"
 #include "cowscope-view-state.h"
 
 G_BEGIN_DECLS
@@ -25,7 +25,7 @@ void cowscope_summary_page_set_view_state (CowscopeSummaryPage *self, CowscopeVi
 CowscopeViewState *cowscope_summary_page_get_view_state (CowscopeSummaryPage *self);
 
 /* The report shown, or NULL while it is built (or when it failed). */
-JsonObject *cowscope_summary_page_get_report (CowscopeSummaryPage *self);
+CowscopeReportReader *cowscope_summary_page_get_report (CowscopeSummaryPage *self);
 /* TRUE once the report is shown or failed ("ready" notifies).  The
  * report is built when the page is first shown. */
 gboolean cowscope_summary_page_get_ready (CowscopeSummaryPage *self);

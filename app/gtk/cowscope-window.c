@@ -465,18 +465,10 @@ show_view_activated (GSimpleAction *action,
 
 /* A top call site of the summary was activated: show it in the call tree. */
 static void
-summary_call_site_cb (CowscopeWindow *self,
-                      JsonObject     *site)
+summary_call_site_cb (CowscopeWindow         *self,
+                      const CowscopeFrameRef *site)
 {
-  CowscopeFrameRef ref = {
-    json_object_get_string_member_with_default (site, "function", NULL),
-    json_object_get_string_member_with_default (site, "file", NULL),
-    json_object_get_string_member_with_default (site, "module", NULL),
-    json_object_get_int_member_with_default (site, "line", 0),
-    (guint64) json_object_get_int_member_with_default (site, "address", 0),
-  };
-
-  cowscope_call_tree_view_show_site (self->call_tree_view, &ref);
+  cowscope_call_tree_view_show_site (self->call_tree_view, site);
   adw_view_stack_set_visible_child_name (self->session_views, "calltree");
 }
 

@@ -884,62 +884,6 @@ cowscope_report_build (CowscopeSessionTables *session, guint top, GError **error
   return json_object_ref (json_node_get_object (root));
 }
 
-typedef struct {
-  char *path;
-  guint top;
-} BuildData;
-
-static void
-build_data_free (BuildData *data)
-{
-  g_free (data->path);
-  g_free (data);
-}
-
-static void
-build_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  BuildData *data = task_data;
-  GError *error = NULL;
-  JsonObject *report = NULL;
-  g_autoptr (CowscopeSessionTables) tables = NULL;
-
-  (void) source;
-  (void) cancellable; /* checked once: opening and the queries are not interruptible */
-  if (g_task_return_error_if_cancelled (task))
-    return;
-  tables = cowscope_session_tables_open (data->path, &error);
-  if (tables != NULL)
-    report = cowscope_report_build (tables, data->top, &error);
-  if (report == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, report, (GDestroyNotify) json_object_unref);
-}
-
-void
-cowscope_report_build_async (const char *path, guint top, GCancellable *cancellable,
-                             GAsyncReadyCallback callback, gpointer user_data)
-{
-  g_autoptr (GTask) task = g_task_new (NULL, cancellable, callback, user_data);
-  BuildData *data = g_new0 (BuildData, 1);
-
-  g_return_if_fail (path != NULL);
-  data->path = g_strdup (path);
-  data->top = top;
-  g_task_set_source_tag (task, cowscope_report_build_async);
-  g_task_set_name (task, "[cowscope] report");
-  g_task_set_task_data (task, data, (GDestroyNotify) build_data_free);
-  g_task_run_in_thread (task, build_thread);
-}
-
-JsonObject *
-cowscope_report_build_finish (GAsyncResult *result, GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
-}
-
 /* ---- the human summary -------------------------------------------------- */
 
 /* Member @name of @object as text ("" when absent or null). */

@@ -25,13 +25,6 @@ const char *const *cowscope_report_metrics (void);
  * sites.  NULL with @error when the session cannot be read. */
 JsonObject *cowscope_report_build (CowscopeSessionTables *tables, guint top, GError **error);
 
-/* Opens the session file @path (cowscope_session_tables_open()) and
- * builds its report in a GTask thread (for the application's summary). */
-void cowscope_report_build_async (const char *path, guint top, GCancellable *cancellable,
-                                  GAsyncReadyCallback callback, gpointer user_data);
-/* The report (a new reference), or NULL with @error. */
-JsonObject *cowscope_report_build_finish (GAsyncResult *result, GError **error);
-
 /* Renders @report (from cowscope_report_build()) as the human summary. */
 char *cowscope_report_format_text (JsonObject *report);
 

@@ -2,7 +2,8 @@
  * hand-built session whose stacks, copies, steals and eager fallbacks are
  * written out below with the weights each node must get, top-down and
  * bottom-up, over the whole session and over a range; the events listed
- * under a node; the bottom-up roots against the report's call sites. */
+ * under a node; the bottom-up roots against the report's call sites;
+ * the report as the summary page reads it. */
 #include <glib/gstdio.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "cowscope-format-schema.h"
 #include "cowscope-format-vocabulary.h"
 #include "cowscope-report.h"
+#include "cowscope-report-reader.h"
 #include "cowscope-session-document.h"
 #include "cowscope-session-tables.h"
 
@@ -606,6 +608,62 @@ test_scan_matches_queries (void)
   g_assert_cmpstr (line91, ==, "18:copy:1 50:copy:64 of 2 largest 50");
 }
 
+/* The report as the summary page reads it (cowscope-report-reader.h),
+ * built off the main thread: the same figures as the report's JSON, and
+ * a member that is null or absent reads as absent. */
+static void
+test_report_reader (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionTables) tables = cowscope_session_tables_open (session (), &error);
+  g_assert_no_error (error);
+  g_autoptr (JsonObject) report = cowscope_report_build (tables, 10, &error);
+  g_assert_no_error (error);
+  g_autoptr (GAsyncResult) result = NULL;
+  cowscope_report_reader_load_async (session (), 10, NULL, built, &result);
+  while (result == NULL)
+    g_main_context_iteration (NULL, TRUE);
+  g_autoptr (CowscopeReportReader) reader = cowscope_report_reader_load_finish (result, &error);
+  g_assert_no_error (error);
+
+  JsonObject *metrics = json_object_get_object_member (report, "metrics");
+  g_assert_cmpint (cowscope_report_reader_get_metric (reader, "copied_bytes"), ==,
+                   json_object_get_int_member (metrics, "copied_bytes"));
+  g_assert_cmpint (cowscope_report_reader_get_metric (reader, "copies"), ==, 8);
+  g_assert_cmpint (cowscope_report_reader_get_metric (reader, "no_such_metric"), ==, 0);
+
+  JsonArray *sites = json_object_get_array_member (report, "top_call_sites");
+  g_assert_cmpuint (cowscope_report_reader_get_n_items (reader, "top_call_sites"), ==, 5);
+  for (guint i = 0; i < 5; i++)
+    {
+      JsonObject *site = json_array_get_object_element (sites, i);
+      const CowscopeReportItem *item = cowscope_report_reader_get_item (reader, "top_call_sites", i);
+      g_assert_cmpstr (cowscope_report_item_get_text (item, "location"), ==,
+                       json_object_get_string_member (site, "location"));
+      g_assert_cmpint (cowscope_report_item_get_int (item, "bytes"), ==,
+                       json_object_get_int_member (site, "bytes"));
+      g_assert_cmpint (cowscope_report_item_has (item, "line"), ==,
+                       !json_object_get_null_member (site, "line"));
+      g_assert_cmpint (cowscope_report_item_get_int (item, "line"), ==,
+                       json_object_get_int_member_with_default (site, "line", 0));
+    }
+  g_assert_null (cowscope_report_reader_get_item (reader, "top_call_sites", 5));
+  g_assert_null (cowscope_report_reader_get_item (reader, "no_such_list", 0));
+  g_assert_cmpuint (cowscope_report_reader_get_n_items (reader, "no_such_list"), ==, 0);
+  g_assert_false (cowscope_report_item_has (NULL, "line"));
+  g_assert_null (cowscope_report_item_get_text (NULL, "location"));
+
+  JsonArray *warnings = json_object_get_array_member (report, "warnings");
+  g_assert_cmpuint (cowscope_report_reader_get_n_items (reader, "warnings"), ==,
+                    json_array_get_length (warnings));
+  for (guint i = 0; i < json_array_get_length (warnings); i++)
+    g_assert_cmpstr (cowscope_report_reader_get_text (reader, "warnings", i), ==,
+                     json_array_get_string_element (warnings, i));
+  g_assert_null (cowscope_report_reader_get_text (reader, "warnings", 1000));
+  g_assert_nonnull (cowscope_report_reader_get_object (reader, "target"));
+  g_assert_null (cowscope_report_reader_get_object (reader, "metrics_missing"));
+}
+
 /* A session whose tables cannot be read any more gives an error, not a
  * tree. */
 static void
@@ -645,6 +703,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/call-tree/range", test_range);
   g_test_add_func ("/call-tree/events", test_events);
   g_test_add_func ("/call-tree/report-sites", test_report_sites);
+  g_test_add_func ("/call-tree/report-reader", test_report_reader);
   g_test_add_func ("/call-tree/keys-match", test_keys_match);
   g_test_add_func ("/call-tree/nodes", test_nodes);
   g_test_add_func ("/call-tree/async", test_async);
