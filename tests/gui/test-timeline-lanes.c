@@ -369,6 +369,8 @@ test_open (void)
   gtk_window_present (GTK_WINDOW (window));
   cowscope_window_open (window, file);
   g_assert_true (gui_test_wait_until (session_loaded, window, 20));
+  /* A session opens on its summary: the timeline instead. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (names_read, view (), 20));
   wait_frame ();
   g_assert_cmpint (cowscope_timeline_view_get_label_width (view ()), ==,
@@ -1225,6 +1227,7 @@ test_named_ranges (void)
   g_autoptr (GFile) file = g_file_new_for_path (demo_path);
   cowscope_window_open (w, file);
   g_assert_true (gui_test_wait_until (session_loaded, w, 20));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.show-view", "s", "timeline"));
   CowscopeTimelineView *v = cowscope_window_get_timeline_view (w);
   CowscopeViewState *st = cowscope_window_get_view_state (w);
   g_assert_true (gui_test_wait_until (names_read, v, 20));
