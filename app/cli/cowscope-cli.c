@@ -1,9 +1,10 @@
-/* cowscope-cli.c — the command-line tool: record, finalize, report, export.
+/* cowscope-cli.c — the command-line tool: record, finalize, report, diff,
+ * export.
  *
  * Exit status, for every command: 0 success, 1 a runtime error (the
  * recorder's own: no probe, output exists, cannot create or write the
  * session, target cannot be started), 2 a usage error, 3 a --fail-if
- * budget exceeded (report).  `record` does not mirror the target's exit
+ * budget exceeded (report, diff).  `record` does not mirror the target's exit
  * status: a target that fails, crashes or is killed still gives a
  * complete session and status 0; the summary line (and meta.target_end,
  * meta.exit_status) says how it ended.
@@ -31,6 +32,7 @@ static const char usage_text[] =
   "  record [OPTION...] -- PROGRAM [ARG...]   record PROGRAM into a session\n"
   "  finalize FILE                            complete a session whose recorder died\n"
   "  report FILE [OPTION...]                  summarize a session\n"
+  "  diff BEFORE AFTER [OPTION...]            what changed between two sessions\n"
   "  export FILE --format chrome|csv|sqlite -o OUT   export a session\n"
   "\n"
   "Options:\n"
@@ -229,6 +231,8 @@ main (int argc, char **argv)
     return cmd_finalize (argc - 1, argv + 1);
   if (strcmp (cmd, "report") == 0)
     return cowscope_cli_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "diff") == 0)
+    return cowscope_cli_diff (argc - 1, argv + 1);
   if (strcmp (cmd, "export") == 0)
     return cowscope_cli_export (argc - 1, argv + 1);
   return usage_error ("unknown command '%s'", cmd);
