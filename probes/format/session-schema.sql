@@ -20,7 +20,14 @@ PRAGMA user_version = 3;
 
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
---   created_utc (ISO 8601), command (the target's argv, space-joined),
+--   created_utc (ISO 8601), clock_realtime_ns and clock_monotonic_ns
+--   (CLOCK_REALTIME and CLOCK_MONOTONIC read together when recording
+--   began), hostname, boot_id (/proc/sys/kernel/random/boot_id: sessions
+--   of one boot share CLOCK_MONOTONIC), rank, local_rank, world_size,
+--   local_world_size, master_addr (the launcher's RANK, LOCAL_RANK,
+--   WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR in the target's
+--   environment, when set; integers when they are numbers),
+--   command (the target's argv, space-joined),
 --   program, stacks (0/1), ring_policy ('drop'|'block'), ring_capacity,
 --   gpu_tracing ('available', 'unavailable: <reason>', 'off' or 'unknown'),
 --   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
