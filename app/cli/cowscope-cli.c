@@ -91,7 +91,7 @@ cmd_record (int argc, char **argv)
   g_auto (GStrv) env = NULL;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Session file (default: cowscope-PROGRAM-DATE.cowscope)", "FILE" },
+      "Session file; %q{NAME} is the environment variable NAME (default: cowscope-PROGRAM-DATE[-rankN].cowscope)", "FILE" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Overwrite an existing session file", NULL },
     { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env, "Set K=V in the target's environment",
       "K=V" },
