@@ -1,5 +1,5 @@
 /* cowscope-cli.c — the command-line tool: record, finalize, report, diff,
- * export.
+ * merge, export.
  *
  * Exit status, for every command: 0 success, 1 a runtime error (the
  * recorder's own: no probe, output exists, cannot create or write the
@@ -33,6 +33,7 @@ static const char usage_text[] =
   "  finalize FILE                            complete a session whose recorder died\n"
   "  report FILE [OPTION...]                  summarize a session\n"
   "  diff BEFORE AFTER [OPTION...]            what changed between two sessions\n"
+  "  merge SESSION... -o OUT [OPTION...]      merge the sessions of several processes or machines\n"
   "  export FILE --format chrome|csv|sqlite -o OUT   export a session\n"
   "\n"
   "Options:\n"
@@ -233,6 +234,8 @@ main (int argc, char **argv)
     return cowscope_cli_report (argc - 1, argv + 1);
   if (strcmp (cmd, "diff") == 0)
     return cowscope_cli_diff (argc - 1, argv + 1);
+  if (strcmp (cmd, "merge") == 0)
+    return cowscope_cli_merge (argc - 1, argv + 1);
   if (strcmp (cmd, "export") == 0)
     return cowscope_cli_export (argc - 1, argv + 1);
   return usage_error ("unknown command '%s'", cmd);

@@ -128,6 +128,32 @@ CREATE TABLE peer_faults (
   PRIMARY KEY (pid, fault)
 ) WITHOUT ROWID;
 
+-- The sessions `cowscope-cli merge` put into this one, one row per
+-- member (its process group); both tables are empty in a recorded
+-- session.  A member's times were moved onto the first member's
+-- CLOCK_MONOTONIC by clock_offset_ns, and its pids were remapped to
+-- (id << 22) | original pid, so that pids of different machines never
+-- collide (merged_processes keeps the originals).
+CREATE TABLE merged_sessions (
+  id              INTEGER PRIMARY KEY, -- 1, 2, ...: the member, in merge order
+  label           TEXT NOT NULL,       -- --label, else "rank N" (and host), else the file's name
+  path            TEXT NOT NULL,       -- the member's file, as given
+  hostname        TEXT,
+  rank            INTEGER,             -- the member's meta.rank, ...
+  local_rank      INTEGER,
+  world_size      INTEGER,
+  created_utc     TEXT,
+  command         TEXT,
+  clock_offset_ns INTEGER NOT NULL,    -- added to the member's times
+  clock_alignment TEXT NOT NULL,       -- 'same boot' (exact), 'wall clock' (NTP-level) or 'none'
+  events          INTEGER NOT NULL     -- the member's events, all kept
+);
+CREATE TABLE merged_processes (
+  pid          INTEGER PRIMARY KEY,    -- as in this session
+  session_id   INTEGER NOT NULL,       -- merged_sessions.id
+  original_pid INTEGER NOT NULL        -- as the member recorded it
+);
+
 -- Interned strings: tensor names, user ranges and marks, kernel names.
 CREATE TABLE strings (
   pid   INTEGER NOT NULL,
