@@ -2,16 +2,14 @@
  * header). */
 #include "cowscope-session-merge.h"
 
-#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "cowscope-format-events.h"
 #include "cowscope-format-finalize.h"
-#include "cowscope-protocol.h"
 #include "cowscope-session-tables.h"
-#include "cowscope-session-writer.h"
+#include "cowscope-session-writer.h" /* and the CUDA records of cowscope-protocol.h */
 
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_TOO_FEW       "give at least two sessions to merge"
