@@ -13,6 +13,8 @@
 
 #include "cli-fixture.h"
 #include "cowscope-cli-commands.h"
+#include "cowscope-session-document.h"
+#include "cowscope-timeline-lane.h"
 
 #define N_RANKS 3
 #define SECOND G_GINT64_CONSTANT (1000000000)
@@ -250,6 +252,56 @@ test_keeps_everything (Fixture *f, gconstpointer data)
     g_assert_nonnull (site);
     g_assert_nonnull (strstr (site, "update_weights"));
   }
+}
+
+/* The application's model of a merged session: each process knows its
+ * member, and each rank's process lane heads its lanes, labelled. */
+static void
+test_document_groups (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) document = NULL;
+  GListModel *lanes;
+  guint process_lanes = 0;
+
+  (void) data;
+  if (!need_recorder ())
+    return;
+  g_assert_cmpint (cli_fixture_run (cowscope_merge_run, NULL, NULL, "merge", f->ranks[0],
+                                    f->ranks[1], f->ranks[2], "-o", f->merged, NULL), ==, 0);
+  document = cowscope_session_document_load (f->merged, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (cowscope_session_document_get_n_processes (document), ==, N_RANKS);
+  for (guint i = 0; i < N_RANKS; i++)
+    {
+      const CowscopeProcessInfo *p = cowscope_session_document_get_process (document, i);
+      g_autofree char *label = g_strdup_printf ("rank %u", i);
+      const char *sql = "SELECT value FROM meta WHERE key = 'target_pid'";
+      g_assert_cmpstr (p->group, ==, label);
+      g_assert_cmpuint (p->original_pid, ==, (guint32) query_int (f->ranks[i], sql));
+      g_assert_cmpuint (p->pid, ==, ((i + 1) << 22) | p->original_pid);
+    }
+  lanes = cowscope_session_document_get_lanes (document);
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      if (cowscope_timeline_lane_get_kind (lane) == COWSCOPE_LANE_PROCESS)
+        {
+          g_autofree char *expected = g_strdup_printf ("rank %u · diff-target-before",
+                                                       process_lanes);
+          g_assert_cmpstr (cowscope_timeline_lane_get_title (lane), ==, expected);
+          process_lanes++;
+        }
+    }
+  g_assert_cmpuint (process_lanes, ==, N_RANKS);
+
+  /* A recorded session's processes belong to no member. */
+  g_clear_object (&document);
+  document = cowscope_session_document_load (f->ranks[0], NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (cowscope_session_document_get_process (document, 0)->group);
+  g_assert_cmpuint (cowscope_session_document_get_process (document, 0)->original_pid, ==,
+                    cowscope_session_document_get_process (document, 0)->pid);
 }
 
 /* A member from another machine: moved onto the first member's clock by
@@ -490,6 +542,7 @@ main (int argc, char **argv)
 
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
   ADD ("/cli/merge/keeps-everything", test_keeps_everything);
+  ADD ("/cli/merge/document-groups", test_document_groups);
   ADD ("/cli/merge/aligns-clocks", test_aligns_clocks);
   ADD ("/cli/merge/labels", test_labels);
   ADD ("/cli/merge/bad-input", test_bad_input);
