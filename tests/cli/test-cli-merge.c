@@ -245,6 +245,22 @@ test_keeps_everything (Fixture *f, gconstpointer data)
     }
   g_assert_cmpint (json_object_get_int_member (merged, "copies"), >, 0);
 
+  /* The report lists each process under its member, with its own pid. */
+  {
+    g_autofree char *text = NULL;
+    g_assert_cmpint (cli_fixture_run (cowscope_report_run, &text, NULL, "report", f->merged,
+                                      NULL), ==, 0);
+    for (int rank = 0; rank < N_RANKS; rank++)
+      {
+        gint64 pid = query_int (f->ranks[rank], "SELECT value FROM meta WHERE key = 'target_pid'");
+        g_autofree char *line = g_strdup_printf ("  rank %d: pid %" G_GINT64_FORMAT " (%"
+                                                 G_GINT64_FORMAT " here) ", rank, pid,
+                                                 ((gint64) (rank + 1) << 22) | pid);
+        if (strstr (text, line) == NULL)
+          g_error ("no '%s' in the report:\n%s", line, text);
+      }
+  }
+
   /* Call sites keep their symbols. */
   {
     g_autofree char *site = query_text (f->merged, "SELECT call_site FROM call_sites_by_bytes"
