@@ -413,22 +413,22 @@ contents (const char *path)
 static void
 assert_refused (Fixture *f, int status, const char *fragment, ...)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  const char *args[9] = { NULL }; /* at most 8, NULL after the last */
   g_autofree char *out = NULL, *err = NULL;
   va_list ap;
   const char *arg;
+  guint n = 0;
   int got;
 
   va_start (ap, fragment);
   while ((arg = va_arg (ap, const char *)) != NULL)
-    g_ptr_array_add (argv, (gpointer) arg);
+    {
+      g_assert_cmpuint (n, <, 8);
+      args[n++] = arg;
+    }
   va_end (ap);
-  g_assert_cmpuint (argv->len, <=, 8);
-  g_ptr_array_add (argv, NULL);
-#define A(i) ((const char *) argv->pdata[i])
-  got = cli_fixture_run (cowscope_merge_run, &out, &err, "merge", A (0), A (1), A (2), A (3),
-                         A (4), A (5), A (6), A (7), NULL);
-#undef A
+  got = cli_fixture_run (cowscope_merge_run, &out, &err, "merge", args[0], args[1], args[2],
+                         args[3], args[4], args[5], args[6], args[7], NULL);
   if (got != status || strstr (err, fragment) == NULL)
     g_error ("merge: status %d (expected %d), messages: %s (expected '%s')", got, status, err,
              fragment);
