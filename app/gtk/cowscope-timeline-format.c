@@ -97,8 +97,12 @@ cowscope_timeline_format_lane_label (CowscopeTimelineLane *lane, CowscopeSession
       return;
     case COWSCOPE_LANE_PROCESS:
       {
-        char *program = program_of (document, pid);
-        *name = program != NULL ? program : g_strdup (cowscope_timeline_lane_get_title (lane));
+        /* The model's title: the program, or "rank 3 · train" for a
+         * merged session's member. */
+        const char *title = cowscope_timeline_lane_get_title (lane);
+        *name = title != NULL && title[0] != '\0' ? g_strdup (title) : program_of (document, pid);
+        if (*name == NULL)
+          *name = g_strdup_printf (_("Process %u"), pid);
         /* Translators: a process lane's second line */
         *detail = g_strdup_printf (_("process %u"), pid);
         return;

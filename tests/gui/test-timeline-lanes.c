@@ -1211,6 +1211,70 @@ test_flows (void)
 
 /* ---- defect 8: named ranges, on a recorded program ---------------------------------------- */
 
+/* A merged session (cowscope-cli merge, two recordings of the demo): each
+ * process lane's label says its member ("rank 1 · cowscope-demo"), as the
+ * model titles it, with its pid on the second line. */
+static void
+test_rank_labels (void)
+{
+  const char *cli = g_getenv ("COWSCOPE_CLI");
+  if (demo_path == NULL || cli == NULL)
+    {
+      g_test_skip ("cowscope-cli or the demo is not built");
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  g_autofree char *copy = g_build_filename (tmp_dir, "training-b.cowscope", NULL);
+  g_autofree char *merged = g_build_filename (tmp_dir, "merged.cowscope", NULL);
+  /* A second recording (merge refuses a copy of the same one). */
+  const char *record[] = { cli, "record", "--force", "-o", copy, "--", g_getenv ("COWSCOPE_DEMO"),
+                           "--quiet", "--steps", "1", "training", NULL };
+  int status = 0;
+  g_autofree char *rout = NULL, *rerr = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) record, NULL, G_SPAWN_DEFAULT, NULL, NULL, &rout,
+                               &rerr, &status, &error));
+  g_assert_no_error (error);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    g_error ("cannot record the second demo: %s%s", rout, rerr);
+  const char *args[] = { cli, "merge", "--force", "-o", merged, "--label", "rank 0", "--label",
+                         "rank 1", demo_path, copy, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_true (g_spawn_sync (NULL, (char **) args, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    g_error ("cowscope-cli merge failed: %s%s", out, err);
+
+  CowscopeWindow *w = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (w), 1280, 800);
+  gtk_window_present (GTK_WINDOW (w));
+  g_autoptr (GFile) file = g_file_new_for_path (merged);
+  cowscope_window_open (w, file);
+  g_assert_true (gui_test_wait_until (session_loaded, w, 20));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.show-view", "s", "timeline"));
+  CowscopeTimelineView *v = cowscope_window_get_timeline_view (w);
+  wait_frame_of (v);
+  guint ranks = 0;
+  for (guint i = 0; i < cowscope_timeline_view_get_n_lanes (v); i++)
+    {
+      CowscopeTimelineLane *lane = cowscope_timeline_view_get_lane (v, i);
+      if (cowscope_timeline_lane_get_kind (lane) != COWSCOPE_LANE_PROCESS)
+        continue;
+      g_autofree char *name = NULL, *detail = NULL;
+      cowscope_timeline_view_get_lane_label (v, i, &name, &detail, NULL);
+      g_test_message ("process lane: %s / %s", name, detail);
+      g_autofree char *pid = g_strdup_printf ("%u", cowscope_timeline_lane_get_pid (lane));
+      g_assert_nonnull (strstr (detail, pid));
+      if (g_str_has_prefix (name, "rank 0 · ") || g_str_has_prefix (name, "rank 1 · "))
+        ranks++;
+    }
+  g_assert_cmpuint (ranks, ==, 2);
+  gtk_window_destroy (GTK_WINDOW (w));
+  gui_test_spin (50);
+  g_unlink (copy);
+  g_unlink (merged);
+}
+
 /* The demo's training steps ("step 3", "forward", "backward"): drawn with
  * their names inside their boxes, named in the tooltip. */
 static void
@@ -1429,6 +1493,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cowscope/timeline-lanes/search", test_search);
   g_test_add_func ("/cowscope/timeline-lanes/flows", test_flows);
   g_test_add_func ("/cowscope/timeline-lanes/named-ranges", test_named_ranges);
+  g_test_add_func ("/cowscope/timeline-lanes/rank-labels", test_rank_labels);
   g_test_add_func ("/cowscope/timeline-lanes/small-window", test_small_window);
   g_test_add_func ("/cowscope/timeline-lanes/close", test_close);
   int status = g_test_run ();
