@@ -50,6 +50,8 @@ struct _CowscopeTablesView {
   gboolean syncing;               /* selection being set from the view state */
   gboolean loaded;
   GCancellable *query_cancellable; /* events: the SQL sort/filter running, or NULL */
+  guint pending_scroll;           /* row to scroll to once the list has a size */
+  guint scroll_tick;              /* tick callback waiting for that, or 0 */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeTablesView, cowscope_tables_view, GTK_TYPE_WIDGET)
@@ -386,21 +388,58 @@ pending_cb (GObject *model, GParamSpec *pspec, CowscopeTablesView *self)
   update_count (self);
 }
 
-/* Scrolls so row @position is in view.  GTK 4.8 has no
- * gtk_column_view_scroll_to(); the column view's inner GtkListView has
- * the documented "list.scroll-to-item" action, which scrolls by anchor and
- * so also works right after the rows changed, before a new layout (setting
- * the adjustment then makes GtkListBase warn and ignore it). */
-static void
-scroll_to_row (CowscopeTablesView *self, guint position)
+/* Frame clock tick while a scroll waits for the list's size. */
+static gboolean
+pending_scroll_tick (GtkWidget *list, GdkFrameClock *clock, gpointer data)
+{
+  CowscopeTablesView *self = data;
+  if (gtk_widget_get_height (list) <= 0)
+    return G_SOURCE_CONTINUE;
+  self->scroll_tick = 0;
+  guint position = self->pending_scroll;
+  self->pending_scroll = GTK_INVALID_LIST_POSITION;
+  if (position != GTK_INVALID_LIST_POSITION &&
+      position < g_list_model_get_n_items (G_LIST_MODEL (self->selection)))
+    gtk_widget_activate_action (list, "list.scroll-to-item", "u", position);
+  return G_SOURCE_REMOVE;
+}
+
+/* The column view's inner GtkListView. */
+static GtkWidget *
+inner_list (CowscopeTablesView *self)
 {
   for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->column_view));
        child != NULL; child = gtk_widget_get_next_sibling (child))
     if (GTK_IS_LIST_VIEW (child))
-      {
-        gtk_widget_activate_action (child, "list.scroll-to-item", "u", position);
-        return;
-      }
+      return child;
+  return NULL;
+}
+
+/* Scrolls so row @position is in view.  GTK 4.8 has no
+ * gtk_column_view_scroll_to(); the column view's inner GtkListView has
+ * the documented "list.scroll-to-item" action, which scrolls by anchor and
+ * so also works right after the rows changed, before a new layout (setting
+ * the adjustment then makes GtkListBase warn and ignore it).
+ *
+ * A list that has no height yet (a tab not shown) would set its anchor
+ * for a zero-height view and make a widget for that one row only: the
+ * rest stayed blank until a scroll.  So there the scroll waits for the
+ * first frame after the list has its size. */
+static void
+scroll_to_row (CowscopeTablesView *self, guint position)
+{
+  GtkWidget *list = inner_list (self);
+  if (list == NULL)
+    return;
+  if (gtk_widget_get_mapped (list) && gtk_widget_get_height (list) > 0)
+    {
+      self->pending_scroll = GTK_INVALID_LIST_POSITION;
+      gtk_widget_activate_action (list, "list.scroll-to-item", "u", position);
+      return;
+    }
+  self->pending_scroll = position;
+  if (self->scroll_tick == 0)
+    self->scroll_tick = gtk_widget_add_tick_callback (list, pending_scroll_tick, self, NULL);
 }
 
 /* The shown position of event @seq, or GTK_INVALID_LIST_POSITION. */
@@ -624,6 +663,9 @@ cowscope_tables_view_dispose (GObject *object)
   if (self->column_view != NULL)
     g_signal_handlers_disconnect_by_func (gtk_column_view_get_sorter (self->column_view),
                                           events_sorter_changed_cb, self);
+  if (self->scroll_tick != 0 && self->column_view != NULL && inner_list (self) != NULL)
+    gtk_widget_remove_tick_callback (inner_list (self), self->scroll_tick);
+  self->scroll_tick = 0;
   if (self->column_view != NULL)
     gtk_column_view_set_model (self->column_view, NULL);
   g_clear_object (&self->selection);
@@ -706,6 +748,7 @@ static void
 cowscope_tables_view_init (CowscopeTablesView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->pending_scroll = GTK_INVALID_LIST_POSITION;
   g_signal_connect (self->filter_entry, "search-changed", G_CALLBACK (filter_changed_cb), self);
 }
 
