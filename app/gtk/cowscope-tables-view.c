@@ -25,6 +25,7 @@ typedef struct {
   char *(*text) (CowscopeTablesView *self, gpointer item); /* every column */
   const char *property;                                   /* string property for a GtkStringSorter */
   gboolean expand;
+  guint min_chars;  /* the narrowest the column gets: a typical value whole */
 } ColumnDef;
 
 struct _CowscopeTablesView {
@@ -96,13 +97,13 @@ static char *ev_values_text (CowscopeTablesView *s, gpointer i)
 }
 
 static const ColumnDef event_columns[] = {
-  { "seq", N_("Seq"), ev_seq, ev_seq_text, NULL, FALSE },
-  { "time", N_("Time"), ev_ts, ev_ts_text, NULL, FALSE },
-  { "pid", N_("Process"), ev_pid, ev_pid_text, NULL, FALSE },
-  { "thread", N_("Thread"), ev_tid, ev_tid_text, NULL, FALSE },
-  { "event", N_("Event"), NULL, ev_type_text, "type-name", FALSE },
-  { "op", N_("Operation"), NULL, ev_op_text, "op-name", FALSE },
-  { "values", N_("Values"), NULL, ev_values_text, NULL, TRUE },
+  { "seq", N_("Seq"), ev_seq, ev_seq_text, NULL, FALSE, 8 },
+  { "time", N_("Time"), ev_ts, ev_ts_text, NULL, FALSE, 13 },
+  { "pid", N_("Process"), ev_pid, ev_pid_text, NULL, FALSE, 7 },
+  { "thread", N_("Thread"), ev_tid, ev_tid_text, NULL, FALSE, 14 },
+  { "event", N_("Event"), NULL, ev_type_text, "type-name", FALSE, 14 },
+  { "op", N_("Operation"), NULL, ev_op_text, "op-name", FALSE, 12 },
+  { "values", N_("Values"), NULL, ev_values_text, NULL, TRUE, 16 },
 };
 
 static const char *
@@ -145,14 +146,14 @@ static char *ob_free_text (CowscopeTablesView *s, gpointer i) { return format_ts
 static char *ob_op_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_object_item_get_op (i) ? cowscope_object_item_get_op (i) : ""); }
 
 static const ColumnDef object_columns[] = {
-  { "kind", N_("Kind"), ob_kind, ob_kind_text, NULL, FALSE },
-  { "pid", N_("Process"), ob_pid, ob_pid_text, NULL, FALSE },
-  { "id", N_("Id"), ob_id, ob_id_text, NULL, FALSE },
-  { "name", N_("Name"), NULL, ob_name_text, "name", TRUE },
-  { "bytes", N_("Size"), ob_bytes, ob_bytes_text, NULL, FALSE },
-  { "created", N_("Created"), ob_new, ob_new_text, NULL, FALSE },
-  { "freed", N_("Freed"), ob_free, ob_free_text, NULL, FALSE },
-  { "op", N_("Made by"), NULL, ob_op_text, NULL, FALSE },
+  { "kind", N_("Kind"), ob_kind, ob_kind_text, NULL, FALSE, 10 },
+  { "pid", N_("Process"), ob_pid, ob_pid_text, NULL, FALSE, 7 },
+  { "id", N_("Id"), ob_id, ob_id_text, NULL, FALSE, 6 },
+  { "name", N_("Name"), NULL, ob_name_text, "name", TRUE, 12 },
+  { "bytes", N_("Size"), ob_bytes, ob_bytes_text, NULL, FALSE, 12 },
+  { "created", N_("Created"), ob_new, ob_new_text, NULL, FALSE, 13 },
+  { "freed", N_("Freed"), ob_free, ob_free_text, NULL, FALSE, 13 },
+  { "op", N_("Made by"), NULL, ob_op_text, NULL, FALSE, 12 },
 };
 
 static gint64 wa_seq (gpointer i) { return cowscope_warning_item_get_seq (i); }
@@ -179,11 +180,11 @@ static char *wa_tid_text (CowscopeTablesView *s, gpointer i)
 static char *wa_message_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_warning_item_get_message (i)); }
 
 static const ColumnDef warning_columns[] = {
-  { "seq", N_("Seq"), wa_seq, wa_seq_text, NULL, FALSE },
-  { "time", N_("Time"), wa_ts, wa_ts_text, NULL, FALSE },
-  { "kind", N_("Kind"), wa_kind, wa_kind_text, NULL, FALSE },
-  { "thread", N_("Thread"), wa_tid, wa_tid_text, NULL, FALSE },
-  { "message", N_("Message"), NULL, wa_message_text, "message", TRUE },
+  { "seq", N_("Seq"), wa_seq, wa_seq_text, NULL, FALSE, 8 },
+  { "time", N_("Time"), wa_ts, wa_ts_text, NULL, FALSE, 13 },
+  { "kind", N_("Kind"), wa_kind, wa_kind_text, NULL, FALSE, 22 },
+  { "thread", N_("Thread"), wa_tid, wa_tid_text, NULL, FALSE, 14 },
+  { "message", N_("Message"), NULL, wa_message_text, "message", TRUE, 24 },
 };
 
 /* The event seq a row stands for, or -1 (objects). */
@@ -200,17 +201,28 @@ row_seq (CowscopeTablesView *self, gpointer item)
 
 /* ---- cells, sorters, filter ---- */
 
+/* Whether the column's cells read as numbers (right-aligned, tabular). */
+static gboolean
+shows_number (const ColumnDef *col)
+{
+  return col->number != NULL && strcmp (col->id, "kind") != 0 && strcmp (col->id, "thread") != 0;
+}
+
+/* A cell is a label that ellipsizes at its end: a value too wide for its
+ * column keeps its start ("0.2144…"), never a tail that reads as another
+ * number ("4489 ms", as a right-aligned clipped inscription showed).  The
+ * column is at least @min_chars wide, so a typical value shows whole. */
 static void
 setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
 {
-  GtkWidget *label = gtk_inscription_new (NULL);
-  gtk_inscription_set_min_chars (GTK_INSCRIPTION (label), col->expand ? 24 : 6);
-  gtk_inscription_set_nat_chars (GTK_INSCRIPTION (label), col->expand ? 48 : 12);
-  if (col->number != NULL)
-    {
-      gtk_inscription_set_xalign (GTK_INSCRIPTION (label), 1.0);
-      gtk_widget_add_css_class (label, "numeric");
-    }
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_single_line_mode (GTK_LABEL (label), TRUE);
+  gtk_label_set_width_chars (GTK_LABEL (label), (int) col->min_chars);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), col->expand ? 48 : (int) col->min_chars + 4);
+  gtk_label_set_xalign (GTK_LABEL (label), shows_number (col) ? 1.0f : 0.0f);
+  if (shows_number (col))
+    gtk_widget_add_css_class (label, "numeric");
   gtk_list_item_set_child (item, label);
 }
 
@@ -220,8 +232,60 @@ bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef
   GtkWidget *label = gtk_list_item_get_child (item);
   CowscopeTablesView *self = g_object_get_data (G_OBJECT (factory), "view");
   g_autofree char *text = col->text (self, gtk_list_item_get_item (item));
-  gtk_inscription_set_text (GTK_INSCRIPTION (label), text);
-  gtk_widget_set_tooltip_text (label, col->expand ? text : NULL);
+  gtk_label_set_text (GTK_LABEL (label), text);
+  /* The whole value on hover, for a cell that had to shorten it. */
+  gtk_widget_set_tooltip_text (label, text);
+}
+
+/* The widest minimum of column @index's cells now made (label and
+ * padding), or 0 when no row is made yet. */
+static int
+column_min_width (CowscopeTablesView *self, guint index)
+{
+  int min = 0;
+  for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (self->column_view)); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    {
+      if (!GTK_IS_LIST_VIEW (row))
+        continue;
+      for (GtkWidget *r = gtk_widget_get_first_child (row); r != NULL; r = gtk_widget_get_next_sibling (r))
+        {
+          if (g_strcmp0 (gtk_widget_get_css_name (r), "row") != 0)
+            continue;
+          GtkWidget *cell = gtk_widget_get_first_child (r);
+          for (guint i = 0; cell != NULL && i < index; i++)
+            cell = gtk_widget_get_next_sibling (cell);
+          GtkWidget *label = cell != NULL ? gtk_widget_get_first_child (cell) : NULL;
+          if (label == NULL)
+            continue;
+          /* The cell reports the column's fixed width: measure its label
+           * and add the cell's own padding and border. */
+          int m = 0;
+          GtkBorder padding, border;
+          GtkStyleContext *style = gtk_widget_get_style_context (cell);
+          gtk_widget_measure (label, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
+          gtk_style_context_get_padding (style, &padding);
+          gtk_style_context_get_border (style, &border);
+          m += gtk_widget_get_margin_start (label) + gtk_widget_get_margin_end (label) + padding.left
+               + padding.right + border.left + border.right;
+          min = MAX (min, m);
+        }
+    }
+  return min;
+}
+
+/* A column the user narrows stops at its cells' minimum: a fixed width
+ * below it would clip the labels on the right with no ellipsis. */
+static void
+fixed_width_cb (GtkColumnViewColumn *column, GParamSpec *pspec, CowscopeTablesView *self)
+{
+  int fixed = gtk_column_view_column_get_fixed_width (column);
+  if (fixed < 0)
+    return;
+  guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (column), "cowscope-index"));
+  int min = column_min_width (self, index);
+  if (fixed < min)
+    gtk_column_view_column_set_fixed_width (column, min);
 }
 
 /* GtkCClosureExpression callback: the column's number for @item. */
@@ -620,6 +684,8 @@ cowscope_tables_view_constructed (GObject *object)
       /* gtk_column_view_column_set_id() is GTK 4.10. */
       g_object_set_data (G_OBJECT (column), "cowscope-id", (gpointer) col->id);
       gtk_column_view_column_set_resizable (column, TRUE);
+      g_object_set_data (G_OBJECT (column), "cowscope-index", GUINT_TO_POINTER (c));
+      g_signal_connect_object (column, "notify::fixed-width", G_CALLBACK (fixed_width_cb), self, 0);
       gtk_column_view_column_set_expand (column, col->expand);
       GtkSorter *sorter = sql_rows ? GTK_SORTER (gtk_custom_sorter_new (probe_compare, (gpointer) col, NULL))
                                    : column_sorter (col, item_type);

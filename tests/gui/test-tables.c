@@ -178,6 +178,31 @@ rows_fill_view (gpointer data)
          && count.covered >= gtk_widget_get_height (scroller) - 3 * count.row_height;
 }
 
+/* Writes @widget's rendering to @name in the screenshot folder, for a
+ * person to look at (the assertions measure; they do not look). */
+static void
+write_screenshot (GtkWidget *widget, const char *name)
+{
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cairo_t *cr = cairo_create (surface);
+  gsk_render_node_draw (node, cr);
+  cairo_destroy (cr);
+  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
+  g_autofree char *path = g_build_filename (dir ? dir : ".", name, NULL);
+  g_assert_cmpint (cairo_surface_write_to_png (surface, path), ==, CAIRO_STATUS_SUCCESS);
+  g_test_message ("screenshot: %s (%dx%d)", path, width, height);
+  cairo_surface_destroy (surface);
+  gsk_render_node_unref (node);
+  g_object_unref (paintable);
+}
+
 /* Defect: opened while a copy was selected, the Events tab drew its
  * first row only; the rest stayed blank until a scroll. */
 static void
@@ -216,6 +241,176 @@ test_rows_drawn_with_selection (void)
   gui_test_spin (50);
 }
 
+/* Whether the label @w shows its text whole, or an end-ellipsized
+ * prefix of it; says why not in @why. */
+static guint n_ellipsized; /* cells shown as a prefix, for the test's own check */
+
+static gboolean
+shows_prefix (GtkWidget *w, GtkWidget *cell, char **why)
+{
+  const char *text = cell_text (w);
+  int width = gtk_widget_get_width (w);
+  graphene_rect_t wb, cb;
+  g_assert_true (gtk_widget_compute_bounds (w, cell, &wb));
+  g_assert_true (gtk_widget_compute_bounds (cell, cell, &cb));
+  /* A label wider than its cell is clipped by the cell. */
+  if (wb.origin.x < -0.5 || wb.origin.x + wb.size.width > cb.size.width + 0.5)
+    {
+      *why = g_strdup_printf ("'%s': label %.0f..%.0f outside its cell 0..%.0f", text, wb.origin.x,
+                              wb.origin.x + wb.size.width, cb.size.width);
+      return FALSE;
+    }
+  /* The whole text's width, in the widget's font. */
+  PangoLayout *whole = gtk_widget_create_pango_layout (w, text);
+  int natural;
+  pango_layout_get_pixel_size (whole, &natural, NULL);
+  g_object_unref (whole);
+  if (natural <= width)
+    return TRUE;
+  if (!GTK_IS_LABEL (w))
+    {
+      *why = g_strdup_printf ("'%s' (%d px) in %d px, not a label that ellipsizes", text, natural, width);
+      return FALSE;
+    }
+  PangoLayout *layout = gtk_label_get_layout (GTK_LABEL (w));
+  if (!pango_layout_is_ellipsized (layout))
+    {
+      *why = g_strdup_printf ("'%s' (%d px) in %d px, clipped without an ellipsis", text, natural, width);
+      return FALSE;
+    }
+  /* Pango's ellipsis run stands for the text it hides: for an
+   * end-ellipsized line it is the last run and reaches the text's end,
+   * and the runs before it show the text from its start, in order. */
+  const char *layout_text = pango_layout_get_text (layout);
+  PangoLayoutLine *line = pango_layout_get_line_readonly (layout, 0);
+  int expect = 0, len = (int) strlen (layout_text);
+  for (GSList *r = line->runs; r != NULL; r = r->next)
+    {
+      PangoGlyphItem *run = r->data;
+      if (run->item->offset != expect)
+        {
+          *why = g_strdup_printf ("'%s' shows bytes from %d, not %d", text, run->item->offset, expect);
+          return FALSE;
+        }
+      expect = run->item->offset + run->item->length;
+    }
+  if (expect != len || g_strcmp0 (layout_text, text) != 0)
+    {
+      *why = g_strdup_printf ("'%s': the runs end at %d of %d", text, expect, len);
+      return FALSE;
+    }
+  n_ellipsized++;
+  return TRUE;
+}
+
+/* Checks every cell in view of @table; returns the number checked. */
+static guint
+check_cells (CowscopeTablesView *table)
+{
+  GtkWidget *scroller = find_child (GTK_WIDGET (table), GTK_TYPE_SCROLLED_WINDOW);
+  g_autoptr (GPtrArray) cells = g_ptr_array_new ();
+  guint checked = 0;
+  collect_css (find_child (scroller, GTK_TYPE_LIST_VIEW), "cell", cells);
+  for (guint c = 0; c < cells->len; c++)
+    {
+      graphene_rect_t b;
+      GtkWidget *w = cell_widget (cells->pdata[c]);
+      if (w == NULL || !in_view (cells->pdata[c], scroller, &b) || cell_text (w) == NULL
+          || cell_text (w)[0] == '\0')
+        continue;
+      g_autofree char *why = NULL;
+      if (!shows_prefix (w, cells->pdata[c], &why))
+        g_error ("a cell reads wrong: %s", why);
+      checked++;
+    }
+  return checked;
+}
+
+/* Defect: in the default side panel width, `0.214489 ms` read as
+ * `4489 ms` and a thread as `emo (5669)`: right-aligned cells clipped on
+ * the left.  Every cell in view now shows its text or a prefix of it. */
+static void
+test_cells_not_clipped (void)
+{
+  CowscopeWindow *window = open_window ();
+  static const struct { const char *page; CowscopeTablesKind kind; } pages[] = {
+    { "events", COWSCOPE_TABLES_EVENTS },
+    { "objects", COWSCOPE_TABLES_OBJECTS },
+    { "warnings", COWSCOPE_TABLES_WARNINGS },
+  };
+
+  for (guint p = 0; p < G_N_ELEMENTS (pages); p++)
+    {
+      CowscopeTablesView *table = table_of (window, pages[p].kind);
+      show_side_page (window, pages[p].page);
+      g_assert_true (gui_test_wait_until (table_ready, table, 60));
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
+      guint checked = check_cells (table);
+      g_test_message ("%s: %u cells in view checked at %d px", pages[p].page, checked,
+                      gtk_widget_get_width (GTK_WIDGET (table)));
+      g_assert_cmpuint (checked, >=, 5);
+      g_autofree char *name = g_strdup_printf ("tables-%s.png", pages[p].page);
+      write_screenshot (GTK_WIDGET (window), name);
+
+      /* Every column can be resized by the user. */
+      GtkColumnView *view = GTK_COLUMN_VIEW (find_child (GTK_WIDGET (table), GTK_TYPE_COLUMN_VIEW));
+      GListModel *columns = gtk_column_view_get_columns (view);
+      for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+        {
+          g_autoptr (GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+          g_assert_true (gtk_column_view_column_get_resizable (column));
+        }
+    }
+
+  /* The side panel is the end of a paned the user drags: moving the
+   * handle left widens it. */
+  CowscopeTablesView *events = table_of (window, COWSCOPE_TABLES_EVENTS);
+  show_side_page (window, "events");
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, events, 10));
+  GtkWidget *paned = gtk_widget_get_ancestor (GTK_WIDGET (events), GTK_TYPE_PANED);
+  while (paned != NULL && gtk_orientable_get_orientation (GTK_ORIENTABLE (paned)) != GTK_ORIENTATION_HORIZONTAL)
+    paned = gtk_widget_get_ancestor (gtk_widget_get_parent (paned), GTK_TYPE_PANED);
+  g_assert_nonnull (paned);
+  int before = gtk_widget_get_width (GTK_WIDGET (events));
+  gtk_paned_set_position (GTK_PANED (paned), gtk_paned_get_position (GTK_PANED (paned)) - 200);
+  gui_test_spin (100);
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, events, 10));
+  g_assert_cmpint (gtk_widget_get_width (GTK_WIDGET (events)), >=, before + 150);
+  check_cells (events);
+
+  /* Columns the user narrows stop at their minimum, where values too
+   * long for it (the warnings' messages) show their starts, ellipsized. */
+  n_ellipsized = 0;
+  guint checked = 0;
+  for (guint p = 0; p < G_N_ELEMENTS (pages); p++)
+    {
+      CowscopeTablesView *table = table_of (window, pages[p].kind);
+      show_side_page (window, pages[p].page);
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
+      GtkColumnView *view = GTK_COLUMN_VIEW (find_child (GTK_WIDGET (table), GTK_TYPE_COLUMN_VIEW));
+      GListModel *columns = gtk_column_view_get_columns (view);
+      for (guint i = 0; i < g_list_model_get_n_items (columns); i++)
+        {
+          g_autoptr (GtkColumnViewColumn) column = g_list_model_get_item (columns, i);
+          gtk_column_view_column_set_fixed_width (column, 1);
+          g_assert_cmpint (gtk_column_view_column_get_fixed_width (column), >, 20);
+        }
+      gui_test_spin (100);
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
+      checked += check_cells (table);
+      g_autofree char *name = g_strdup_printf ("tables-%s-narrowed.png", pages[p].page);
+      write_screenshot (GTK_WIDGET (window), name);
+    }
+  g_test_message ("%u of %u cells ellipsized with every column at its minimum", n_ellipsized, checked);
+  g_assert_cmpuint (checked, >=, 15);
+  g_assert_cmpuint (n_ellipsized, >=, 1);
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -238,6 +433,7 @@ main (int argc, char **argv)
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, &error));
 
   g_test_add_func ("/cowscope/tables/rows-drawn-with-selection", test_rows_drawn_with_selection);
+  g_test_add_func ("/cowscope/tables/cells-not-clipped", test_cells_not_clipped);
 
   status = g_test_run ();
   g_object_unref (app);
