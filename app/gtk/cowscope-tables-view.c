@@ -7,6 +7,7 @@
 
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
+#include "cowscope-event-pages.h"
 #include "cowscope-object-item.h"
 #include "cowscope-object-list.h"
 #include "cowscope-tables-view.h"
@@ -43,6 +44,7 @@ struct _CowscopeTablesView {
   gulong selected_handler;
   GCancellable *cancellable;
   GListModel *source;             /* the model's rows */
+  CowscopeEventPages *pages;      /* events: the source read a page at a time, or NULL */
   GtkFilterListModel *filter_model;
   GtkSortListModel *sort_model;
   GtkSingleSelection *selection;
@@ -226,15 +228,60 @@ setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDe
   gtk_list_item_set_child (item, label);
 }
 
+/* Shows @item's value for @col in @label; a placeholder row (its page
+ * being read) shows an ellipsis. */
+static void
+show_cell (GtkWidget *label, const ColumnDef *col, gpointer item)
+{
+  CowscopeTablesView *self = g_object_get_data (G_OBJECT (label), "cowscope-view");
+  if (COWSCOPE_IS_EVENT_ITEM (item) && !cowscope_event_item_get_loaded (item))
+    {
+      gtk_label_set_text (GTK_LABEL (label), "…");
+      gtk_widget_set_tooltip_text (label, NULL);
+      return;
+    }
+  g_autofree char *text = col->text (self, item);
+  gtk_label_set_text (GTK_LABEL (label), text);
+  /* The whole value on hover, for a cell that had to shorten it. */
+  gtk_widget_set_tooltip_text (label, text);
+}
+
+/* A placeholder's page arrived: show the row's values. */
+static void
+item_loaded_cb (GObject *item, GParamSpec *pspec, GtkWidget *label)
+{
+  gulong *handler = g_object_get_data (G_OBJECT (label), "cowscope-loaded-handler");
+  g_clear_signal_handler (handler, item);
+  show_cell (label, g_object_get_data (G_OBJECT (label), "cowscope-column"), item);
+}
+
 static void
 bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
 {
   GtkWidget *label = gtk_list_item_get_child (item);
-  CowscopeTablesView *self = g_object_get_data (G_OBJECT (factory), "view");
-  g_autofree char *text = col->text (self, gtk_list_item_get_item (item));
-  gtk_label_set_text (GTK_LABEL (label), text);
-  /* The whole value on hover, for a cell that had to shorten it. */
-  gtk_widget_set_tooltip_text (label, text);
+  gpointer row = gtk_list_item_get_item (item);
+  g_object_set_data (G_OBJECT (label), "cowscope-view", g_object_get_data (G_OBJECT (factory), "view"));
+  g_object_set_data (G_OBJECT (label), "cowscope-column", (gpointer) col);
+  show_cell (label, col, row);
+  if (COWSCOPE_IS_EVENT_ITEM (row) && !cowscope_event_item_get_loaded (row))
+    {
+      gulong *handler = g_new (gulong, 1);
+      *handler = g_signal_connect (row, "notify::loaded", G_CALLBACK (item_loaded_cb), label);
+      g_object_set_data_full (G_OBJECT (label), "cowscope-loaded-handler", handler, g_free);
+      g_object_set_data_full (G_OBJECT (label), "cowscope-loaded-item", g_object_ref (row), g_object_unref);
+    }
+}
+
+static void
+unbind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
+{
+  GtkWidget *label = gtk_list_item_get_child (item);
+  gulong *handler = g_object_get_data (G_OBJECT (label), "cowscope-loaded-handler");
+  GObject *row = g_object_get_data (G_OBJECT (label), "cowscope-loaded-item");
+  if (handler != NULL && row != NULL)
+    g_clear_signal_handler (handler, row);
+  g_object_set_data (G_OBJECT (label), "cowscope-loaded-handler", NULL);
+  g_object_set_data (G_OBJECT (label), "cowscope-loaded-item", NULL);
 }
 
 /* The widest minimum of column @index's cells now made (label and
@@ -427,6 +474,7 @@ static gboolean
 compute_ready (CowscopeTablesView *self)
 {
   return self->loaded && self->query_cancellable == NULL &&
+         (self->pages == NULL || cowscope_event_pages_get_n_pending (self->pages) == 0) &&
          gtk_sort_list_model_get_pending (self->sort_model) == 0 &&
          gtk_filter_list_model_get_pending (self->filter_model) == 0;
 }
@@ -632,7 +680,15 @@ loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
     }
   g_clear_object (&self->source);
   self->source = model;
-  GtkMapListModel *tagged = gtk_map_list_model_new (g_object_ref (model), tag_item, self, NULL);
+  GListModel *shown = model;
+  if (self->kind == COWSCOPE_TABLES_EVENTS)
+    {
+      /* The view reads events a page at a time off the main thread. */
+      self->pages = cowscope_event_pages_new (COWSCOPE_EVENT_LIST (model));
+      g_signal_connect (self->pages, "notify::n-pending", G_CALLBACK (pending_cb), self);
+      shown = G_LIST_MODEL (self->pages);
+    }
+  GtkMapListModel *tagged = gtk_map_list_model_new (g_object_ref (shown), tag_item, self, NULL);
   gtk_filter_list_model_set_model (self->filter_model, G_LIST_MODEL (tagged));
   g_object_unref (tagged);
   self->loaded = TRUE;
@@ -648,6 +704,14 @@ static void
 filter_changed_cb (GtkSearchEntry *entry, CowscopeTablesView *self)
 {
   cowscope_tables_view_set_filter_text (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+}
+
+static void
+clear_pages (CowscopeTablesView *self)
+{
+  if (self->pages != NULL)
+    g_signal_handlers_disconnect_by_func (self->pages, pending_cb, self);
+  g_clear_object (&self->pages);
 }
 
 /* ---- GObject ---- */
@@ -680,6 +744,7 @@ cowscope_tables_view_constructed (GObject *object)
       g_object_set_data (G_OBJECT (factory), "view", self);
       g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), (gpointer) col);
       g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), (gpointer) col);
+      g_signal_connect (factory, "unbind", G_CALLBACK (unbind_cell), (gpointer) col);
       GtkColumnViewColumn *column = gtk_column_view_column_new (_(col->title), factory);
       /* gtk_column_view_column_set_id() is GTK 4.10. */
       g_object_set_data (G_OBJECT (column), "cowscope-id", (gpointer) col->id);
@@ -738,6 +803,7 @@ cowscope_tables_view_dispose (GObject *object)
   g_clear_object (&self->sort_model);
   g_clear_object (&self->filter_model);
   g_clear_object (&self->filter);
+  clear_pages (self);
   g_clear_object (&self->source);
   gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_TABLES_VIEW);
   G_OBJECT_CLASS (cowscope_tables_view_parent_class)->dispose (object);
@@ -856,6 +922,7 @@ cowscope_tables_view_set_view_state (CowscopeTablesView *self, CowscopeViewState
   self->loaded = FALSE;
   if (self->filter_model != NULL)
     gtk_filter_list_model_set_model (self->filter_model, NULL);
+  clear_pages (self);
   g_clear_object (&self->source);
   if (state != NULL)
     {
@@ -885,7 +952,10 @@ GListModel *
 cowscope_tables_view_get_rows (CowscopeTablesView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), NULL);
-  return self->loaded ? G_LIST_MODEL (self->sort_model) : NULL;
+  if (!self->loaded)
+    return NULL;
+  /* Events: the list itself, in the same order, read when asked. */
+  return self->kind == COWSCOPE_TABLES_EVENTS ? self->source : G_LIST_MODEL (self->sort_model);
 }
 
 void

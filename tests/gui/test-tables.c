@@ -156,7 +156,9 @@ count_rows (CowscopeTablesView *table)
       for (guint c = 0; c < cells->len && !text; c++)
         {
           GtkWidget *w = cell_widget (cells->pdata[c]);
-          text = w != NULL && gtk_widget_get_mapped (w) && cell_text (w) != NULL && cell_text (w)[0] != '\0';
+          /* "…" stands for a row whose page is still being read. */
+          text = w != NULL && gtk_widget_get_mapped (w) && cell_text (w) != NULL && cell_text (w)[0] != '\0'
+                 && strcmp (cell_text (w), "…") != 0;
         }
       if (text)
         {
