@@ -203,6 +203,18 @@ row_seq (CowscopeTablesView *self, gpointer item)
 
 /* ---- cells, sorters, filter ---- */
 
+/* The whole value on hover, for a cell that had to shorten it.  (Not
+ * gtk_widget_set_tooltip_text() per bind: under X11 each call asks the
+ * server where the pointer is, a round trip per cell.) */
+static gboolean
+cell_query_tooltip (GtkWidget *label, int x, int y, gboolean keyboard, GtkTooltip *tooltip)
+{
+  if (!pango_layout_is_ellipsized (gtk_label_get_layout (GTK_LABEL (label))))
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, gtk_label_get_text (GTK_LABEL (label)));
+  return TRUE;
+}
+
 /* Whether the column's cells read as numbers (right-aligned, tabular). */
 static gboolean
 shows_number (const ColumnDef *col)
@@ -225,6 +237,8 @@ setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDe
   gtk_label_set_xalign (GTK_LABEL (label), shows_number (col) ? 1.0f : 0.0f);
   if (shows_number (col))
     gtk_widget_add_css_class (label, "numeric");
+  gtk_widget_set_has_tooltip (label, TRUE);
+  g_signal_connect (label, "query-tooltip", G_CALLBACK (cell_query_tooltip), NULL);
   gtk_list_item_set_child (item, label);
 }
 
@@ -237,21 +251,17 @@ show_cell (GtkWidget *label, const ColumnDef *col, gpointer item)
   if (COWSCOPE_IS_EVENT_ITEM (item) && !cowscope_event_item_get_loaded (item))
     {
       gtk_label_set_text (GTK_LABEL (label), "…");
-      gtk_widget_set_tooltip_text (label, NULL);
       return;
     }
   g_autofree char *text = col->text (self, item);
   gtk_label_set_text (GTK_LABEL (label), text);
-  /* The whole value on hover, for a cell that had to shorten it. */
-  gtk_widget_set_tooltip_text (label, text);
 }
 
-/* A placeholder's page arrived: show the row's values. */
+
+/* A row's page arrived, or the order changed and it waits again. */
 static void
 item_loaded_cb (GObject *item, GParamSpec *pspec, GtkWidget *label)
 {
-  gulong *handler = g_object_get_data (G_OBJECT (label), "cowscope-loaded-handler");
-  g_clear_signal_handler (handler, item);
   show_cell (label, g_object_get_data (G_OBJECT (label), "cowscope-column"), item);
 }
 
@@ -263,7 +273,7 @@ bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef
   g_object_set_data (G_OBJECT (label), "cowscope-view", g_object_get_data (G_OBJECT (factory), "view"));
   g_object_set_data (G_OBJECT (label), "cowscope-column", (gpointer) col);
   show_cell (label, col, row);
-  if (COWSCOPE_IS_EVENT_ITEM (row) && !cowscope_event_item_get_loaded (row))
+  if (COWSCOPE_IS_EVENT_ITEM (row))
     {
       gulong *handler = g_new (gulong, 1);
       *handler = g_signal_connect (row, "notify::loaded", G_CALLBACK (item_loaded_cb), label);
@@ -409,10 +419,20 @@ static void
 events_queried_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  if (!cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &error) &&
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return; /* a newer query replaced it, or the view went away */
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    {
+      cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, NULL);
+      return; /* a newer query replaced it, or the view went away */
+    }
   CowscopeTablesView *self = data;
+  /* The new rows replace every row in one change.  GtkSingleSelection
+   * then looks for its selected item among all the added rows (ten
+   * million get_item() calls); with no selection it looks at none.  The
+   * selected seq is selected again below, at its new position. */
+  self->syncing = TRUE;
+  gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
+  self->syncing = FALSE;
+  cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &error);
   g_clear_object (&self->query_cancellable);
   update_count (self);
   if (error != NULL)

@@ -127,6 +127,20 @@ cowscope_event_item_fill (CowscopeEventItem *self, CowscopeEventItem *row)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADED]);
 }
 
+/* Makes @self a placeholder for @seq again (its table's order changed)
+ * and notifies "loaded". */
+void
+cowscope_event_item_reset (CowscopeEventItem *self, gint64 seq)
+{
+  g_return_if_fail (COWSCOPE_IS_EVENT_ITEM (self));
+  gboolean was_loaded = self->loaded;
+  self->seq = seq;
+  self->ts = -1;
+  self->loaded = FALSE;
+  if (was_loaded)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADED]);
+}
+
 gboolean cowscope_event_item_get_loaded (CowscopeEventItem *self) { return self->loaded; }
 
 gint64 cowscope_event_item_get_seq (CowscopeEventItem *self) { return self->seq; }

@@ -17,6 +17,7 @@ CowscopeEventItem *cowscope_event_item_new (gint64 seq, gint64 ts, guint32 pid, 
  * "loaded" is FALSE until cowscope_event_item_fill(). */
 CowscopeEventItem *cowscope_event_item_new_placeholder (gint64 seq);
 void cowscope_event_item_fill (CowscopeEventItem *self, CowscopeEventItem *row);
+void cowscope_event_item_reset (CowscopeEventItem *self, gint64 seq);
 gboolean cowscope_event_item_get_loaded (CowscopeEventItem *self);
 gint64 cowscope_event_item_get_seq (CowscopeEventItem *self);
 gint64 cowscope_event_item_get_ts (CowscopeEventItem *self);

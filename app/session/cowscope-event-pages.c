@@ -23,6 +23,7 @@ struct _CowscopeEventPages {
   guint generation;       /* bumped when the list changes */
   GQueue waiting;         /* page indexes + 1, most recent first */
   guint in_flight;
+  guint n_items;          /* as told in items-changed (may lag the list's) */
   GCancellable *cancellable;
 };
 
@@ -198,7 +199,7 @@ page_at (CowscopeEventPages *self, guint position)
     {
       if (g_hash_table_size (self->pages) >= MAX_PAGES)
         evict_one (self);
-      guint n_items = g_list_model_get_n_items (G_LIST_MODEL (self->list));
+      guint n_items = self->n_items;
       guint start = index * COWSCOPE_EVENT_PAGE_ROWS;
       guint n = MIN (COWSCOPE_EVENT_PAGE_ROWS, n_items - start);
       page = g_new0 (Page, 1);
@@ -236,7 +237,7 @@ get_item_type (GListModel *model)
 static guint
 get_n_items (GListModel *model)
 {
-  return g_list_model_get_n_items (G_LIST_MODEL (COWSCOPE_EVENT_PAGES (model)->list));
+  return COWSCOPE_EVENT_PAGES (model)->n_items;
 }
 
 static gpointer
@@ -257,15 +258,75 @@ list_model_iface_init (GListModelInterface *iface)
   iface->get_item = get_item;
 }
 
+static int
+page_more_recent (gconstpointer a, gconstpointer b)
+{
+  const Page *x = *(Page *const *) a, *y = *(Page *const *) b;
+  return x->used < y->used ? 1 : x->used > y->used ? -1 : 0;
+}
+
+/* The list took a new order of the same rows.  Row i is now another
+ * event, but the view needs no items-changed: the cached row objects
+ * become placeholders for their new seqs and are read again, the most
+ * recently shown first.  (An items-changed over ten million rows costs
+ * GTK 4.8's list view a node per row, seconds on the main thread.)
+ * Pages beyond those few are dropped. */
+static void
+reorder_in_place (CowscopeEventPages *self)
+{
+  self->generation++;
+  g_queue_clear (&self->waiting);
+  g_autoptr (GPtrArray) pages = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, self->pages);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (pages, value);
+  g_ptr_array_sort (pages, page_more_recent);
+  for (guint p = 0; p < pages->len; p++)
+    {
+      Page *page = pages->pdata[p];
+      if (p >= MAX_WAITING)
+        {
+          g_hash_table_remove (self->pages, GUINT_TO_POINTER (page->index));
+          continue;
+        }
+      page->loaded = FALSE;
+      page->in_flight = FALSE; /* a read under way is for the old order */
+      guint start = page->index * COWSCOPE_EVENT_PAGE_ROWS;
+      for (guint i = 0; i < page->items->len; i++)
+        cowscope_event_item_reset (page->items->pdata[i], cowscope_event_list_get_seq (self->list, start + i));
+      g_queue_push_tail (&self->waiting, GUINT_TO_POINTER (page->index + 1));
+    }
+  dispatch (self);
+  notify_pending (self);
+}
+
 /* The list took a new order or filter: every cached row is stale. */
 static void
 list_changed_cb (GListModel *list, guint position, guint removed, guint added,
                  CowscopeEventPages *self)
 {
   (void) list;
+  if (position == 0 && removed == self->n_items && added == removed)
+    {
+      reorder_in_place (self);
+      return;
+    }
   self->generation++;
   g_hash_table_remove_all (self->pages);
   g_queue_clear (&self->waiting);
+  /* Told as one change, GTK 4.8's list item manager looks for each row
+   * widget's old item among all the added rows (one get_item() each, ten
+   * million for a sort); told as a removal and then an addition, it
+   * looks at none and makes the few rows in view afresh. */
+  if (removed > 0 && added > 0)
+    {
+      self->n_items -= removed;
+      g_list_model_items_changed (G_LIST_MODEL (self), position, removed, 0);
+      removed = 0;
+    }
+  self->n_items = self->n_items - removed + added;
   g_list_model_items_changed (G_LIST_MODEL (self), position, removed, added);
   notify_pending (self);
 }
@@ -333,6 +394,7 @@ cowscope_event_pages_new (CowscopeEventList *list)
   g_return_val_if_fail (COWSCOPE_IS_EVENT_LIST (list), NULL);
   CowscopeEventPages *self = g_object_new (COWSCOPE_TYPE_EVENT_PAGES, NULL);
   self->list = g_object_ref (list);
+  self->n_items = g_list_model_get_n_items (G_LIST_MODEL (list));
   g_signal_connect (list, "items-changed", G_CALLBACK (list_changed_cb), self);
   return self;
 }

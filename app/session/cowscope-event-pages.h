@@ -8,8 +8,11 @@
  * placeholders are filled in place and notify "loaded", so a view that
  * holds them redraws those cells and a selection keeps its item.  The
  * most recently asked page is read first, and a view scrolled far away
- * drops the pages it no longer waits for.  A change of the list (a new
- * order or filter) passes through and drops the cache. */
+ * drops the pages it no longer waits for.  A new order of the same rows
+ * changes no position: the cached rows become placeholders again, for
+ * their new seqs, and are read again (no items-changed, which would cost
+ * a GTK 4.8 list view a node per row).  A new filter passes through as a
+ * removal and an addition and drops the cache. */
 #pragma once
 
 #include <gio/gio.h>
