@@ -8,10 +8,12 @@
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
+#include <sqlite3.h>
 #include <string.h>
 
 #include "gui-test-support.h"
 #include "cowscope-application.h"
+#include "cowscope-range-summary-view.h"
 #include "cowscope-tables-view.h"
 #include "cowscope-window.h"
 #include "session-fixture.h"
@@ -307,9 +309,9 @@ shows_prefix (GtkWidget *w, GtkWidget *cell, char **why)
 
 /* Checks every cell in view of @table; returns the number checked. */
 static guint
-check_cells (CowscopeTablesView *table)
+check_cells_in (GtkWidget *table)
 {
-  GtkWidget *scroller = find_child (GTK_WIDGET (table), GTK_TYPE_SCROLLED_WINDOW);
+  GtkWidget *scroller = find_child (table, GTK_TYPE_SCROLLED_WINDOW);
   g_autoptr (GPtrArray) cells = g_ptr_array_new ();
   guint checked = 0;
   collect_css (find_child (scroller, GTK_TYPE_LIST_VIEW), "cell", cells);
@@ -326,6 +328,12 @@ check_cells (CowscopeTablesView *table)
       checked++;
     }
   return checked;
+}
+
+static guint
+check_cells (CowscopeTablesView *table)
+{
+  return check_cells_in (GTK_WIDGET (table));
 }
 
 /* Defect: in the default side panel width, `0.214489 ms` read as
@@ -413,6 +421,92 @@ test_cells_not_clipped (void)
   gui_test_spin (50);
 }
 
+static gboolean
+summary_ready (gpointer data)
+{
+  return cowscope_range_summary_view_get_ready (data);
+}
+
+/* Bytes the fixture's copies that begin in [t0, t1) copied, from SQL. */
+static gint64
+sql_bytes_copied (gint64 t0, gint64 t1)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (fixture_path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "SELECT total (m.nbytes) FROM materializations m"
+                                           " JOIN materialize_kinds k ON k.id = m.kind"
+                                           " WHERE k.name = 'copy' AND m.begin_ts >= ?1 AND m.begin_ts < ?2",
+                                       -1, &stmt, NULL), ==, SQLITE_OK);
+  sqlite3_bind_int64 (stmt, 1, t0);
+  sqlite3_bind_int64 (stmt, 2, t1);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
+  gint64 bytes = (gint64) sqlite3_column_double (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return bytes;
+}
+
+/* The Range page: the timeline's selected range as a table by
+ * operation, tensor and call site, whose bytes add up to the session's. */
+static void
+test_range_summary (void)
+{
+  CowscopeWindow *window = open_window ();
+  CowscopeViewState *state = cowscope_window_get_view_state (window);
+  CowscopeRangeSummaryView *view =
+    COWSCOPE_RANGE_SUMMARY_VIEW (find_child (GTK_WIDGET (window), COWSCOPE_TYPE_RANGE_SUMMARY_VIEW));
+  g_assert_nonnull (view);
+  show_side_page (window, "range");
+  g_assert_true (gui_test_wait_until (summary_ready, view, 30));
+  /* No range: it says how to make one. */
+  g_assert_cmpuint (g_list_model_get_n_items (cowscope_range_summary_view_get_rows (view)), ==, 0);
+  g_assert_nonnull (strstr (cowscope_range_summary_view_get_status (view), "select a range"));
+
+  gint64 t0 = info.start_ns, t1 = info.start_ns + (info.end_ns - info.start_ns) / 2;
+  gint64 expected = sql_bytes_copied (t0, t1);
+  g_assert_cmpint (expected, >, 0);
+  cowscope_view_state_set_range (state, t0, t1);
+  for (guint g = 0; g < COWSCOPE_N_RANGE_GROUPINGS; g++)
+    {
+      cowscope_range_summary_view_set_grouping (view, g);
+      g_assert_cmpint (cowscope_range_summary_view_get_grouping (view), ==, g);
+      g_assert_true (gui_test_wait_until (summary_ready, view, 30));
+      GListModel *rows = cowscope_range_summary_view_get_rows (view);
+      guint n = g_list_model_get_n_items (rows);
+      g_assert_cmpuint (n, >, 0);
+      gint64 bytes = 0;
+      for (guint i = 0; i < n; i++)
+        {
+          g_autoptr (CowscopeRangeRow) row = g_list_model_get_item (rows, i);
+          bytes += (gint64) cowscope_range_row_get_bytes_copied (row);
+        }
+      g_test_message ("grouping %u: %u rows, %" G_GINT64_FORMAT " bytes copied; %s", g, n, bytes,
+                      cowscope_range_summary_view_get_status (view));
+      g_assert_cmpint (bytes, ==, expected);
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, view, 10));
+      g_assert_true (gui_test_wait_until (gui_test_widget_drawn, view, 10));
+      g_assert_cmpuint (check_cells_in (GTK_WIDGET (view)), >=, 5);
+      g_autofree char *name = g_strdup_printf ("tables-range-%u.png", g);
+      write_screenshot (GTK_WIDGET (window), name);
+    }
+  /* Sorting by a column orders the rows: most copies first. */
+  GtkColumnView *columns = GTK_COLUMN_VIEW (find_child (GTK_WIDGET (view), GTK_TYPE_COLUMN_VIEW));
+  g_autoptr (GtkColumnViewColumn) copies = g_list_model_get_item (gtk_column_view_get_columns (columns), 2);
+  g_assert_cmpstr (gtk_column_view_column_get_title (copies), ==, "Copies");
+  gtk_column_view_sort_by_column (columns, copies, GTK_SORT_DESCENDING);
+  GListModel *rows = cowscope_range_summary_view_get_rows (view);
+  for (guint i = 1; i < g_list_model_get_n_items (rows); i++)
+    {
+      g_autoptr (CowscopeRangeRow) a = g_list_model_get_item (rows, i - 1);
+      g_autoptr (CowscopeRangeRow) b = g_list_model_get_item (rows, i);
+      g_assert_cmpuint (cowscope_range_row_get_copies (a), >=, cowscope_range_row_get_copies (b));
+    }
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -436,6 +530,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/cowscope/tables/rows-drawn-with-selection", test_rows_drawn_with_selection);
   g_test_add_func ("/cowscope/tables/cells-not-clipped", test_cells_not_clipped);
+  g_test_add_func ("/cowscope/tables/range-summary", test_range_summary);
 
   status = g_test_run ();
   g_object_unref (app);
