@@ -61,8 +61,9 @@ grouping_sql (CowscopeRangeGrouping grouping)
       return "SELECT ifnull (o.name, 'unknown')," TOTALS
              " LEFT JOIN ops o ON o.id = m.op" IN_RANGE " GROUP BY m.op";
     case COWSCOPE_RANGE_BY_TENSOR:
-      return "SELECT ifnull (t.name || ' (', '(') || 'tensor ' || ifnull (m.tensor_id, '?')"
-             " || ', process ' || m.pid || ')'," TOTALS
+      return "SELECT CASE WHEN t.name IS NULL"
+             " THEN 'tensor ' || ifnull (m.tensor_id, '?') || ' (process ' || m.pid || ')'"
+             " ELSE t.name || ' (tensor ' || m.tensor_id || ', process ' || m.pid || ')' END," TOTALS
              " LEFT JOIN tensors t ON t.pid = m.pid AND t.id = m.tensor_id" IN_RANGE
              " GROUP BY m.pid, m.tensor_id";
     default:

@@ -28,7 +28,7 @@ typedef enum {
 G_DECLARE_FINAL_TYPE (CowscopeRangeRow, cowscope_range_row, COWSCOPE, RANGE_ROW, GObject)
 
 /* The group's name: an operation ("add_"), a tensor ("weights (tensor 3,
- * process 100)"), a call site ("train_step (train.c:42)"). */
+ * process 100)", or "tensor 3 (process 100)" unnamed), a call site ("train_step (train.c:42)"). */
 const char *cowscope_range_row_get_name (CowscopeRangeRow *self);
 guint64 cowscope_range_row_get_copies (CowscopeRangeRow *self);
 guint64 cowscope_range_row_get_steals (CowscopeRangeRow *self);

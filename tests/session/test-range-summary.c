@@ -136,7 +136,7 @@ test_by_tensor (void)
   g_assert_cmpuint (g_list_model_get_n_items (rows), ==, 3);
   assert_row (rows, 0, "weights (tensor 1, process 100)", 1, 1, 1000, 50 + 30);
   assert_row (rows, 1, "grad (tensor 2, process 100)", 1, 0, 500, 10);
-  assert_row (rows, 2, "(tensor 1, process 200)", 1, 0, 200, 80);
+  assert_row (rows, 2, "tensor 1 (process 200)", 1, 0, 200, 80);
 }
 
 static void
