@@ -4,7 +4,8 @@
  * mapped row widgets with text); every cell in view at the default side
  * panel width shows its whole text or an end-ellipsized prefix of it
  * (never a clipped tail that reads as another number); the columns are
- * resizable and the side panel can be widened.
+ * resizable and the side panel can be widened; the Range page sums the
+ * selected range by operation, tensor and call site.
  */
 #include <adwaita.h>
 #include <glib/gstdio.h>
