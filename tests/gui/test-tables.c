@@ -85,15 +85,32 @@ open_window (void)
   gtk_window_present (GTK_WINDOW (window));
   cowscope_window_open (window, file);
   g_assert_true (gui_test_wait_until (session_shown, window, 60));
+  /* The session opens on its summary: the tables are beside the timeline. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (gui_test_widget_drawn, window, 10));
   return window;
 }
 
-/* Shows side panel page @name without a transition. */
+/* The AdwViewStack under @root with a page named @name, or NULL. */
+static AdwViewStack *
+stack_with_page (GtkWidget *root, const char *name)
+{
+  if (ADW_IS_VIEW_STACK (root) && adw_view_stack_get_child_by_name (ADW_VIEW_STACK (root), name) != NULL)
+    return ADW_VIEW_STACK (root);
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      AdwViewStack *found = stack_with_page (c, name);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Shows side panel page @name. */
 static void
 show_side_page (CowscopeWindow *window, const char *name)
 {
-  AdwViewStack *stack = ADW_VIEW_STACK (find_child (GTK_WIDGET (window), ADW_TYPE_VIEW_STACK));
+  AdwViewStack *stack = stack_with_page (GTK_WIDGET (window), name);
   g_assert_nonnull (stack);
   adw_view_stack_set_visible_child_name (stack, name);
 }
