@@ -20,6 +20,7 @@
 #include "cowscope-summary-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
+#include "cowscope-range-summary-view.h"
 #include "cowscope-tables-view.h"
 #include "cowscope-timeline-overview.h"
 #include "cowscope-timeline-toolbar.h"
@@ -49,6 +50,7 @@ struct _CowscopeWindow
   CowscopeGraphView    *graph_view;
   CowscopeExplanationPanel *explanation_panel;
   CowscopeTablesView   *events_table;
+  CowscopeRangeSummaryView *range_summary;
   CowscopeTablesView   *objects_table;
   CowscopeTablesView   *warnings_table;
   AdwViewStack         *side_stack;
@@ -177,6 +179,7 @@ set_panels_view_state (CowscopeWindow    *self,
   cowscope_tables_view_set_view_state (self->events_table, state);
   cowscope_tables_view_set_view_state (self->objects_table, state);
   cowscope_tables_view_set_view_state (self->warnings_table, state);
+  cowscope_range_summary_view_set_view_state (self->range_summary, state);
   cowscope_summary_page_set_view_state (self->summary_page, state);
   cowscope_call_tree_view_set_view_state (self->call_tree_view, state);
 }
@@ -711,11 +714,13 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, graph_view);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, explanation_panel);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, events_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, range_summary);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, objects_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, warnings_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_stack);
   g_type_ensure (COWSCOPE_TYPE_GRAPH_VIEW);
   g_type_ensure (COWSCOPE_TYPE_EXPLANATION_PANEL);
+  g_type_ensure (COWSCOPE_TYPE_RANGE_SUMMARY_VIEW);
   g_type_ensure (COWSCOPE_TYPE_TABLES_VIEW);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_progress);
