@@ -119,7 +119,7 @@ range_names_new_empty (void)
 
 /* Adds @row; the table is sorted and its depths computed afterwards. */
 static void
-add_row (CowscopeRangeNames *self, const CowscopeRangeRow *row)
+add_row (CowscopeRangeNames *self, const CowscopeNamedRange *row)
 {
   Range r = {
     .pid = row->pid,
@@ -140,7 +140,7 @@ finish (CowscopeRangeNames *self)
 }
 
 CowscopeRangeNames *
-cowscope_range_names_new (const CowscopeRangeRow *rows, guint n_rows)
+cowscope_range_names_new (const CowscopeNamedRange *rows, guint n_rows)
 {
   g_return_val_if_fail (rows != NULL || n_rows == 0, NULL);
   CowscopeRangeNames *self = range_names_new_empty ();
@@ -173,7 +173,7 @@ cowscope_range_names_load (CowscopeSessionDocument *document, GCancellable *canc
           break;
         }
       g_autofree char *name = cowscope_format_column_text (stmt, 3);
-      CowscopeRangeRow row = {
+      CowscopeNamedRange row = {
         .pid = (guint32) cowscope_format_column_int (stmt, 0, 0),
         .id = cowscope_format_column_int (stmt, 1, -1),
         .tid = cowscope_format_column_int (stmt, 2, 0),

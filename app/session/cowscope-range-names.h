@@ -35,11 +35,11 @@ typedef struct {
   gint64 tid;
   gint64 parent;      /* -1: none */
   const char *name;   /* NULL or "": unnamed */
-} CowscopeRangeRow;
+} CowscopeNamedRange;
 
 /* The table of @n_rows @rows (copied), for a session's ranges or a
  * test's. */
-CowscopeRangeNames *cowscope_range_names_new (const CowscopeRangeRow *rows, guint n_rows);
+CowscopeRangeNames *cowscope_range_names_new (const CowscopeNamedRange *rows, guint n_rows);
 
 /* Reads the ranges of @document in the calling thread: a table with no
  * ranges (or a session without the table) is an empty one; NULL with

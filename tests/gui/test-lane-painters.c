@@ -215,7 +215,7 @@ test_event_lane (void)
                                    span (150, 850, COWSCOPE_ITEM_RANGE, 2),
                                    span (850, 880, COWSCOPE_ITEM_RANGE, 3),
                                    span (880, 890, COWSCOPE_ITEM_RANGE, 4) };
-  const CowscopeRangeRow rows[] = {
+  const CowscopeNamedRange rows[] = {
     { 42, 1, 43, -1, "step 3" },
     { 42, 2, 43, 1, "forward" },
     { 42, 3, 43, 1, "a long range name that cannot fit" },
@@ -298,7 +298,7 @@ test_range_name_ellipsized (void)
 {
   CowscopeTimelinePalette p = test_palette ();
   CowscopeTimelineItem spans[] = { span (100, 500, COWSCOPE_ITEM_RANGE, 1) };
-  const CowscopeRangeRow rows[] = {
+  const CowscopeNamedRange rows[] = {
     { 42, 1, 43, -1, "backward pass of the second transformer block" },
   };
   g_autoptr (CowscopeRangeNames) names = cowscope_range_names_new (rows, 1);
