@@ -86,6 +86,14 @@ CowscopeLiveObject *cowscope_graph_state_add (CowscopeGraphState *self, guint8 k
  * keys that come strictly increasing into an empty state); faster. */
 CowscopeLiveObject *cowscope_graph_state_add_new (CowscopeGraphState *self, guint8 kind,
                                                   guint32 pid, guint64 id);
+/* add_new() for many keys at once, as when a checkpoint's objects are
+ * read: each append() adds an object as add_new() does, but its key goes
+ * into the index only at end_append(), all together (their cache misses
+ * overlap).  Between the first append() and end_append() only append()
+ * and set_name() may be called. */
+CowscopeLiveObject *cowscope_graph_state_append (CowscopeGraphState *self, guint8 kind,
+                                                 guint32 pid, guint64 id);
+void cowscope_graph_state_end_append (CowscopeGraphState *self);
 /* The live object (@kind, @pid, @id), or NULL. */
 CowscopeLiveObject *cowscope_graph_state_lookup (CowscopeGraphState *self, guint8 kind,
                                                  guint32 pid, guint64 id);
@@ -105,6 +113,14 @@ void cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeLiveObject
  * Returns the object the event created, or NULL. */
 CowscopeLiveObject *cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type,
                                                 gint64 aux, guint32 pid, const gint64 v[5]);
+
+/* A hint for a caller that applies a stream of events (no effect on the
+ * state): asks the memory system for what apply() of this event will read,
+ * first its index entry (@near FALSE, some 16 events ahead), then the
+ * object the entry names (@near TRUE, a few events ahead), so that the
+ * cache misses of successive events overlap. */
+void cowscope_graph_state_prefetch (const CowscopeGraphState *self, gint64 type, guint32 pid,
+                                    const gint64 v[5], gboolean near);
 
 /* Forgets freed objects (their memory too) once they outnumber the live
  * ones, so that a long recording followed live stays as big as its live
