@@ -4,103 +4,48 @@
  * cowscope-sharing-graph.h lists.
  *
  * Speed: a state of 100,000 objects is far bigger than the caches, and
- * each node looks up one or two others (its storage, context, allocation,
- * source): a lookup that waits for its table entry and then for the node
- * it names costs two cache misses, one after the other.  So nodes are
- * resolved in batches: the table entries of a whole batch are requested
- * first (prefetched), then probed, then the candidate nodes requested,
- * then checked, so that the misses of a batch overlap instead of adding
- * up.  The answers are exactly those of one lookup at a time.
+ * each node links to one to three others (its storage, context,
+ * allocation, source), found through the state's hash table: a lookup
+ * waits for a table entry, then for a key, then for the node it names,
+ * three cache misses one after the other.  So the links are made in
+ * batches of nodes, as a pipeline: while one batch is linked, the nodes
+ * the next one links to are requested (prefetched), the keys of the one
+ * after are, and the table entries of the one after that, so that the
+ * misses of many lookups overlap instead of adding up.  The answers are
+ * those of one lookup at a time.
  */
 #include "cowscope-sharing-graph-private.h"
 
 #include <string.h>
 
-/* Nodes resolved together; their lookups' misses overlap. */
-#define BATCH 32
+/* Nodes a pipeline stage handles at once. */
+#define BATCH 16
+/* Lookups of a batch: up to three a node. */
+#define N_LOOKUPS (3 * BATCH)
+/* Pipeline stages: table entries, keys, nodes, links. */
+#define N_STAGES 4
 
 typedef struct {
   CowscopeGraphStateIndex state;
-  const guint32 *where; /* slot index -> node index, G_MAXUINT32: dead */
+  const guint32 *where; /* live slot -> node index */
   const CowscopeGraphNode *nodes;
 } Index;
 
-/* One lookup of a batch: the key and, once probed, where it stands. */
+/* One lookup: the key and, while it goes through the pipeline, where it
+ * stands. */
 typedef struct {
   guint64 id;       /* 0: no lookup (the link is empty) */
   guint32 pid;
   guint8 kind;
+  guint8 use;       /* what the node does with the one found: USE_* */
   CowscopeGraphStateProbe probe;
-  gint64 candidate; /* the node the first matching hash names, or -1 */
+  gint64 slot;      /* the candidate slot, then the live slot found; -1: none */
 } Lookup;
 
-/* The node index of live object (@kind, @pid, @id), or -1.  The key is
- * checked on the node (which the caller reads next anyway), not on the
- * state's slot. */
-static gint
-find_node (const Index *x, guint8 kind, guint32 pid, guint64 id)
-{
-  if (id == 0)
-    return -1;
-  CowscopeGraphStateProbe probe;
-  cowscope_graph_state_probe_start (&x->state, kind, pid, id, &probe);
-  for (gint64 slot; (slot = cowscope_graph_state_probe_next (&probe)) >= 0;)
-    {
-      guint32 k = x->where[slot];
-      if (k == G_MAXUINT32)
-        continue;
-      const CowscopeGraphNode *m = &x->nodes[k];
-      if (m->id == id && m->pid == pid && m->kind == kind)
-        return (gint) k;
-    }
-  return -1;
-}
-
-static inline void
-lookup_set (Lookup *l, guint8 kind, guint32 pid, guint64 id)
-{
-  l->kind = kind;
-  l->pid = pid;
-  l->id = id;
-}
-
-/* Resolves @n lookups to node indices in @out (-1: none), as find_node()
- * would one by one, with their cache misses overlapped (see the file
- * comment). */
-static void
-resolve (const Index *x, Lookup *l, guint n, gint *out)
-{
-  for (guint j = 0; j < n; j++)
-    if (l[j].id != 0)
-      {
-        cowscope_graph_state_probe_start (&x->state, l[j].kind, l[j].pid, l[j].id, &l[j].probe);
-        __builtin_prefetch (&l[j].probe.table[l[j].probe.at]);
-      }
-  for (guint j = 0; j < n; j++)
-    {
-      l[j].candidate = -1;
-      if (l[j].id == 0)
-        continue;
-      for (gint64 slot; (slot = cowscope_graph_state_probe_next (&l[j].probe)) >= 0;)
-        if (x->where[slot] != G_MAXUINT32)
-          {
-            l[j].candidate = x->where[slot];
-            __builtin_prefetch (&x->nodes[l[j].candidate]);
-            break;
-          }
-    }
-  for (guint j = 0; j < n; j++)
-    {
-      out[j] = -1;
-      if (l[j].candidate < 0)
-        continue;
-      const CowscopeGraphNode *m = &x->nodes[l[j].candidate];
-      if (m->id == l[j].id && m->pid == l[j].pid && m->kind == l[j].kind)
-        out[j] = (gint) l[j].candidate;
-      else /* another key with the same hash bits (rare): probe on */
-        out[j] = find_node (x, l[j].kind, l[j].pid, l[j].id);
-    }
-}
+enum {
+  USE_EDGE,  /* only an edge to it */
+  USE_NODE,  /* reads or writes its node too */
+};
 
 /* The edges, written in place (a GArray sized ahead, trimmed at the end). */
 typedef struct {
@@ -108,6 +53,145 @@ typedef struct {
   CowscopeGraphEdge *data;
   guint len, cap;
 } Edges;
+
+static inline const CowscopeLiveObject *
+object_at (const CowscopeGraphStateIndex *state, guint32 slot)
+{
+  return cowscope_graph_state_index_object (state, slot);
+}
+
+static inline gboolean
+key_is (const CowscopeGraphStateKey *k, guint8 kind, guint32 pid, guint64 id)
+{
+  return k->id == id && k->pid == pid && k->kind == kind;
+}
+
+/* The slot of live object (@kind, @pid, @id), or -1 (also when it died:
+ * a key has one slot, dead or alive). */
+static gint64
+find_live_slot (const Index *x, guint8 kind, guint32 pid, guint64 id)
+{
+  CowscopeGraphStateProbe probe;
+  cowscope_graph_state_probe_start (&x->state, kind, pid, id, &probe);
+  for (gint64 slot; (slot = cowscope_graph_state_probe_next (&probe)) >= 0;)
+    {
+      const CowscopeGraphStateKey *k = &x->state.keys[slot];
+      if (key_is (k, kind, pid, id))
+        return k->dead ? -1 : slot;
+    }
+  return -1;
+}
+
+static inline void
+lookup_set (Lookup *l, guint8 kind, guint32 pid, guint64 id, guint8 use)
+{
+  l->kind = kind;
+  l->pid = pid;
+  l->id = id;
+  l->use = use;
+}
+
+/* The lookups of node @o: a (its first link), b (the second), c (the
+ * source after a materialization). */
+static inline void
+set_lookups (const CowscopeGraphNode *o, Lookup *a, Lookup *b, Lookup *c)
+{
+  a->id = b->id = c->id = 0;
+  switch (o->kind)
+    {
+    case COWSCOPE_NODE_CONTEXT:
+      lookup_set (a, COWSCOPE_NODE_ALLOCATION, o->pid, o->allocation_id, USE_NODE);
+      break;
+    case COWSCOPE_NODE_STORAGE:
+      if (o->context_id != 0)
+        {
+          lookup_set (a, COWSCOPE_NODE_CONTEXT, o->pid, o->context_id, USE_NODE);
+          lookup_set (b, COWSCOPE_NODE_STORAGE, o->pid, o->source_id, USE_NODE);
+        }
+      else
+        {
+          lookup_set (a, COWSCOPE_NODE_ALLOCATION, o->pid, o->allocation_id,
+                      o->left_context_id != 0 ? USE_NODE : USE_EDGE);
+          if (o->left_context_id != 0)
+            {
+              lookup_set (b, COWSCOPE_NODE_CONTEXT, o->pid, o->left_context_id, USE_EDGE);
+              lookup_set (c, COWSCOPE_NODE_STORAGE, o->pid, o->source_id, USE_EDGE);
+            }
+        }
+      break;
+    case COWSCOPE_NODE_TENSOR:
+      lookup_set (a, COWSCOPE_NODE_STORAGE, o->pid, o->storage_id, USE_NODE);
+      lookup_set (b, COWSCOPE_NODE_TENSOR, o->pid, o->source_id, USE_NODE);
+      break;
+    default:
+      break;
+    }
+}
+
+/* Stage 1: the lookups of nodes [@base, @base + @m), their table entries
+ * requested. */
+static void
+stage_table (const Index *x, guint base, guint m, Lookup *l)
+{
+  for (guint j = 0; j < BATCH; j++)
+    {
+      Lookup *a = &l[j], *b = &l[BATCH + j], *c = &l[2 * BATCH + j];
+      if (j >= m)
+        {
+          a->id = b->id = c->id = 0;
+          continue;
+        }
+      set_lookups (&x->nodes[base + j], a, b, c);
+      /* The next batch's nodes (written long ago, out of the caches). */
+      __builtin_prefetch (&x->nodes[base + BATCH + j]);
+      __builtin_prefetch ((const char *) &x->nodes[base + BATCH + j] + 64);
+    }
+  for (guint j = 0; j < N_LOOKUPS; j++)
+    if (l[j].id != 0)
+      {
+        cowscope_graph_state_probe_start (&x->state, l[j].kind, l[j].pid, l[j].id, &l[j].probe);
+        __builtin_prefetch (&l[j].probe.table[l[j].probe.at]);
+      }
+}
+
+/* Stage 2: each lookup's first candidate slot; its key and node index
+ * requested. */
+static void
+stage_keys (const Index *x, Lookup *l)
+{
+  for (guint j = 0; j < N_LOOKUPS; j++)
+    {
+      l[j].slot = -1;
+      if (l[j].id == 0)
+        continue;
+      l[j].slot = cowscope_graph_state_probe_next (&l[j].probe);
+      if (l[j].slot >= 0)
+        {
+          __builtin_prefetch (&x->state.keys[l[j].slot]);
+          __builtin_prefetch (&x->where[l[j].slot]);
+        }
+    }
+}
+
+/* Stage 3: the live slot each lookup names (the candidate's key checked,
+ * the probe taken on in the rare case of another key with the same hash
+ * bits); the nodes to be read or written requested. */
+static void
+stage_nodes (const Index *x, Lookup *l)
+{
+  for (guint j = 0; j < N_LOOKUPS; j++)
+    {
+      if (l[j].slot < 0)
+        continue;
+      const CowscopeGraphStateKey *k = &x->state.keys[l[j].slot];
+      if (key_is (k, l[j].kind, l[j].pid, l[j].id))
+        l[j].slot = k->dead ? -1 : l[j].slot;
+      else
+        l[j].slot = find_live_slot (x, l[j].kind, l[j].pid, l[j].id);
+      if (l[j].slot >= 0 && l[j].use == USE_NODE)
+        __builtin_prefetch (&x->nodes[x->where[l[j].slot]], 1);
+    }
+}
 
 static void
 edges_grow (Edges *e)
@@ -117,14 +201,81 @@ edges_grow (Edges *e)
   e->data = (CowscopeGraphEdge *) (gpointer) e->array->data;
 }
 
+/* An edge from node @from to node @to (none when -1). */
 static inline void
-add_edge (Edges *e, gint from, gint to, guint8 kind)
+add_edge (Edges *e, guint from, gint to, guint8 kind)
 {
-  if (from < 0 || to < 0)
+  if (to < 0)
     return;
   if (G_UNLIKELY (e->len == e->cap))
     edges_grow (e);
-  e->data[e->len++] = (CowscopeGraphEdge) { (guint32) from, (guint32) to, kind };
+  e->data[e->len++] = (CowscopeGraphEdge) { from, (guint32) to, kind };
+}
+
+/* Stage 4: the links of nodes [@base, @base + @m), in node order.  Nodes
+ * are sorted by kind: allocations, contexts, storages, tensors; so a
+ * node's state is final before a later node reads it (a tensor takes its
+ * storage's), and an allocation's state is decided by its contexts
+ * (shared) before its storages (materialized only when not shared). */
+static void
+stage_link (const Index *x, CowscopeGraphNode *n, guint base, guint m, const Lookup *l,
+            Edges *edges, const CowscopeGraphAssembleOptions *options)
+{
+  for (guint j = 0; j < m; j++)
+    {
+      guint i = base + j;
+      gint64 sa = l[j].slot, sb = l[BATCH + j].slot, sc = l[2 * BATCH + j].slot;
+      gint a = sa >= 0 ? (gint) x->where[sa] : -1;
+      gint b = sb >= 0 ? (gint) x->where[sb] : -1;
+      gint c = sc >= 0 ? (gint) x->where[sc] : -1;
+      CowscopeGraphNode *v = &n[i];
+      switch (v->kind)
+        {
+        case COWSCOPE_NODE_CONTEXT:
+          v->state = COWSCOPE_NODE_STATE_SHARED;
+          add_edge (edges, i, a, COWSCOPE_EDGE_OWNS);
+          if (a >= 0)
+            n[a].state = COWSCOPE_NODE_STATE_SHARED;
+          break;
+        case COWSCOPE_NODE_STORAGE:
+          if (v->context_id != 0)
+            {
+              v->state = COWSCOPE_NODE_STATE_SHARED;
+              if (a >= 0)
+                n[a].refcount++;
+              add_edge (edges, i, a, COWSCOPE_EDGE_LAZY_COPY_OF);
+              if (b >= 0 && n[b].context_id == v->context_id)
+                add_edge (edges, i, b, COWSCOPE_EDGE_LAZY_COPY_OF);
+              break;
+            }
+          v->state = v->left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
+                                             : COWSCOPE_NODE_STATE_OWNED;
+          add_edge (edges, i, a, COWSCOPE_EDGE_OWNS);
+          if (v->left_context_id != 0)
+            {
+              add_edge (edges, i, b, COWSCOPE_EDGE_MATERIALIZED_FROM);
+              add_edge (edges, i, c, COWSCOPE_EDGE_MATERIALIZED_FROM);
+              if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
+                n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
+            }
+          break;
+        case COWSCOPE_NODE_TENSOR:
+          {
+            if (a >= 0)
+              v->state = n[a].state;
+            guint size = v->dtype < options->n_itemsizes && options->itemsizes != NULL
+                           ? options->itemsizes[v->dtype]
+                           : 0;
+            v->nbytes = (guint64) MAX (v->numel, 0) * MAX (size, 1);
+            add_edge (edges, i, a, COWSCOPE_EDGE_VIEW_OF);
+            if (b >= 0 && n[b].storage_id == v->storage_id)
+              add_edge (edges, i, b, COWSCOPE_EDGE_VIEW_OF);
+          }
+          break;
+        default:
+          break;
+        }
+    }
 }
 
 static void
@@ -148,113 +299,6 @@ node_from_object (CowscopeGraphNode *n, const CowscopeLiveObject *o)
   n->device = o->device;
 }
 
-/* Node states, context refcounts, tensor bytes and every edge, in one
- * pass in node order: nodes are sorted by kind, allocations, contexts,
- * storages, then tensors, so each node's state is final before a later
- * one reads it (a tensor takes its storage's), and an allocation's state
- * is decided by its contexts (shared) before its storages (materialized
- * only when not shared).  Up to three lookups a node, resolved a batch at
- * a time. */
-static void
-link_nodes (const Index *x, CowscopeGraphNode *n, guint n_nodes, Edges *edges,
-            const CowscopeGraphAssembleOptions *options)
-{
-  Lookup l[3 * BATCH];
-  gint found[3 * BATCH];
-  for (guint base = 0; base < n_nodes; base += BATCH)
-    {
-      guint m = MIN (BATCH, n_nodes - base);
-      for (guint j = 0; j < m; j++)
-        {
-          const CowscopeGraphNode *v = &n[base + j];
-          Lookup *a = &l[j], *b = &l[BATCH + j], *c = &l[2 * BATCH + j];
-          a->id = b->id = c->id = 0;
-          switch (v->kind)
-            {
-            case COWSCOPE_NODE_CONTEXT:
-              lookup_set (a, COWSCOPE_NODE_ALLOCATION, v->pid, v->allocation_id);
-              break;
-            case COWSCOPE_NODE_STORAGE:
-              if (v->context_id != 0)
-                {
-                  lookup_set (a, COWSCOPE_NODE_CONTEXT, v->pid, v->context_id);
-                  lookup_set (b, COWSCOPE_NODE_STORAGE, v->pid, v->source_id);
-                }
-              else
-                {
-                  lookup_set (a, COWSCOPE_NODE_ALLOCATION, v->pid, v->allocation_id);
-                  if (v->left_context_id != 0)
-                    {
-                      lookup_set (b, COWSCOPE_NODE_CONTEXT, v->pid, v->left_context_id);
-                      lookup_set (c, COWSCOPE_NODE_STORAGE, v->pid, v->source_id);
-                    }
-                }
-              break;
-            case COWSCOPE_NODE_TENSOR:
-              lookup_set (a, COWSCOPE_NODE_STORAGE, v->pid, v->storage_id);
-              lookup_set (b, COWSCOPE_NODE_TENSOR, v->pid, v->source_id);
-              break;
-            default:
-              break;
-            }
-        }
-      resolve (x, l, m, found);
-      resolve (x, l + BATCH, m, found + BATCH);
-      resolve (x, l + 2 * BATCH, m, found + 2 * BATCH);
-      for (guint j = 0; j < m; j++)
-        {
-          guint i = base + j;
-          gint a = found[j], b = found[BATCH + j], c = found[2 * BATCH + j];
-          switch (n[i].kind)
-            {
-            case COWSCOPE_NODE_CONTEXT:
-              n[i].state = COWSCOPE_NODE_STATE_SHARED;
-              add_edge (edges, (gint) i, a, COWSCOPE_EDGE_OWNS);
-              if (a >= 0)
-                n[a].state = COWSCOPE_NODE_STATE_SHARED;
-              break;
-            case COWSCOPE_NODE_STORAGE:
-              if (n[i].context_id != 0)
-                {
-                  n[i].state = COWSCOPE_NODE_STATE_SHARED;
-                  if (a >= 0)
-                    n[a].refcount++;
-                  add_edge (edges, (gint) i, a, COWSCOPE_EDGE_LAZY_COPY_OF);
-                  if (b >= 0 && n[b].context_id == n[i].context_id)
-                    add_edge (edges, (gint) i, b, COWSCOPE_EDGE_LAZY_COPY_OF);
-                  break;
-                }
-              n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                                     : COWSCOPE_NODE_STATE_OWNED;
-              add_edge (edges, (gint) i, a, COWSCOPE_EDGE_OWNS);
-              if (n[i].left_context_id != 0)
-                {
-                  add_edge (edges, (gint) i, b, COWSCOPE_EDGE_MATERIALIZED_FROM);
-                  add_edge (edges, (gint) i, c, COWSCOPE_EDGE_MATERIALIZED_FROM);
-                  if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
-                    n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
-                }
-              break;
-            case COWSCOPE_NODE_TENSOR:
-              {
-                if (a >= 0)
-                  n[i].state = n[a].state;
-                guint size = n[i].dtype < options->n_itemsizes && options->itemsizes != NULL
-                               ? options->itemsizes[n[i].dtype]
-                               : 0;
-                n[i].nbytes = (guint64) MAX (n[i].numel, 0) * MAX (size, 1);
-                add_edge (edges, (gint) i, a, COWSCOPE_EDGE_VIEW_OF);
-                if (b >= 0 && n[b].storage_id == n[i].storage_id)
-                  add_edge (edges, (gint) i, b, COWSCOPE_EDGE_VIEW_OF);
-              }
-              break;
-            default:
-              break;
-            }
-        }
-    }
-}
-
 CowscopeSharingGraph *
 cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
                                        const CowscopeGraphAssembleOptions *options)
@@ -265,36 +309,63 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
   g_array_set_size (nodes, n_nodes);
   GStringChunk *labels = g_string_chunk_new (4096);
   CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
-
-  /* Copy out the live objects in node order; only tensors have names. */
   Index x;
   cowscope_graph_state_get_index (st, &x.state);
   g_autofree guint32 *order = cowscope_graph_state_sort (st);
-  g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1));
-  memset (where, 0xff, sizeof (guint32) * n_slots);
-  gint64 time = options->time;
-  for (guint k = 0; k < n_nodes; k++)
-    {
-      where[order[k]] = k;
-      node_from_object (&n[k], cowscope_graph_state_index_object (&x.state, order[k]));
-      n[k].freed_soon = n[k].free_ts >= 0 && n[k].free_ts <= time + options->freed_soon_ns;
-      if (n[k].kind != COWSCOPE_NODE_TENSOR)
-        continue;
-      gint64 name_id = 0;
-      const char *name = cowscope_graph_state_get_slot_name (st, order[k], &name_id);
-      if (name == NULL && name_id != 0 && options->name_func != NULL)
-        name = options->name_func (n[k].pid, name_id, options->name_data);
-      if (name != NULL)
-        n[k].label = g_string_chunk_insert (labels, name);
-    }
+  g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1)); /* only live slots are read */
   x.where = where;
   x.nodes = n;
 
+  /* The nodes: the live objects in node order (the slots a little ahead
+   * requested first: after a replay, node order hops about the slots). */
+  enum { AHEAD = 16 };
+  gint64 time = options->time;
+  for (guint k = 0; k < n_nodes; k++)
+    {
+      if (k + AHEAD < n_nodes)
+        {
+          const CowscopeLiveObject *next = object_at (&x.state, order[k + AHEAD]);
+          __builtin_prefetch (next);
+          __builtin_prefetch ((const char *) next + 64);
+        }
+      where[order[k]] = k;
+      CowscopeGraphNode *v = &n[k];
+      node_from_object (v, object_at (&x.state, order[k]));
+      v->freed_soon = v->free_ts >= 0 && v->free_ts <= time + options->freed_soon_ns;
+      if (v->kind != COWSCOPE_NODE_TENSOR)
+        continue;
+      /* Only tensors have names. */
+      gint64 name_id = 0;
+      const char *name = cowscope_graph_state_get_slot_name (st, order[k], &name_id);
+      if (name == NULL && name_id != 0 && options->name_func != NULL)
+        name = options->name_func (v->pid, name_id, options->name_data);
+      if (name != NULL)
+        v->label = g_string_chunk_insert (labels, name);
+    }
+
+  /* Then their links, through the pipeline: batch k is linked while
+   * k + 1's nodes, k + 2's keys and k + 3's table entries are requested. */
   Edges edges = { .array = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge)) };
   edges.cap = MAX (n_nodes + n_nodes / 2, 1024);
   g_array_set_size (edges.array, edges.cap);
   edges.data = (CowscopeGraphEdge *) (gpointer) edges.array->data;
-  link_nodes (&x, n, n_nodes, &edges, options);
+  guint n_batches = (n_nodes + BATCH - 1) / BATCH;
+  Lookup ring[N_STAGES][N_LOOKUPS];
+  for (guint k = 0; k < n_batches + N_STAGES - 1; k++)
+    {
+      if (k < n_batches)
+        stage_table (&x, k * BATCH, MIN (BATCH, n_nodes - k * BATCH), ring[k % N_STAGES]);
+      if (k >= 1 && k - 1 < n_batches)
+        stage_keys (&x, ring[(k - 1) % N_STAGES]);
+      if (k >= 2 && k - 2 < n_batches)
+        stage_nodes (&x, ring[(k - 2) % N_STAGES]);
+      if (k >= 3)
+        {
+          guint d = k - 3;
+          stage_link (&x, n, d * BATCH, MIN (BATCH, n_nodes - d * BATCH), ring[d % N_STAGES],
+                      &edges, options);
+        }
+    }
   g_array_set_size (edges.array, edges.len);
   return cowscope_sharing_graph_new_take (nodes, edges.array, labels, options->seq, options->time,
                                           options->checkpoint_seq, options->n_replayed);

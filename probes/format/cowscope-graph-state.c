@@ -25,12 +25,7 @@ typedef struct {
 } Slot;
 
 /* Slot k's key (the same as slots[k].node's) and whether it is dead. */
-typedef struct {
-  guint64 id;
-  guint32 pid;
-  guint8 kind;
-  guint8 dead;
-} Key;
+typedef CowscopeGraphStateKey Key;
 
 G_STATIC_ASSERT (sizeof (Key) == 16);
 
@@ -608,6 +603,7 @@ cowscope_graph_state_get_index (const CowscopeGraphState *self, CowscopeGraphSta
   g_return_if_fail (self->n_indexed == self->n_slots);
   index->table = self->table;
   index->mask = self->mask;
+  index->keys = self->keys;
   /* A slot pointer is an object pointer (the object comes first); an
    * empty copy may have no slots array. */
   index->objects = (const CowscopeLiveObject *) (gconstpointer) self->slots;

@@ -145,15 +145,23 @@ gint64 cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 ki
                                        guint64 id);
 
 /* The state's own index, for a caller that copies the live objects out
- * (the sharing graph's nodes) and looks keys up among its copies: a probe
- * hands out the slots whose hash matches, without reading the slots
- * themselves (in a state of 100,000 objects each read is a cache miss),
- * and the caller checks the key on its copy.  Valid until the state
- * changes.  Each table entry is the key's hash with its low 32 bits
+ * (the sharing graph's nodes) and looks keys up among them: a probe hands
+ * out the slots whose hash matches, without reading the slots themselves
+ * (in a state of 100,000 objects each read is a cache miss), and the
+ * caller checks the key in the slots' compact key array.  Valid until the
+ * state changes.  Each table entry is the key's hash with its low 32 bits
  * replaced by the slot + 1; 0 is an empty entry. */
+typedef struct {
+  guint64 id;
+  guint32 pid;
+  guint8 kind;
+  guint8 dead; /* the slot's object was freed */
+} CowscopeGraphStateKey;
+
 typedef struct {
   const guint64 *table;
   gsize mask;
+  const CowscopeGraphStateKey *keys; /* slot k's key is keys[k] */
   const CowscopeLiveObject *objects; /* slot k's object is at objects + k * stride bytes */
   gsize stride;
 } CowscopeGraphStateIndex;
