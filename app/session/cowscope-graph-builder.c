@@ -4,8 +4,9 @@
  *
  * The checkpoint is one packed state (checkpoint_states) and the events
  * after it one packed replay (checkpoint_replays), free times and names
- * included (records: cowscope-packed-records.h).  Each document keeps a small cache so that moving
- * the cursor does not start from the file again:
+ * included (records: cowscope-packed-records.h).  Each document keeps a
+ * small cache so that moving the cursor does not start from the file
+ * again:
  *   - the last few decoded checkpoint states (copied, never changed);
  *   - the state the last build ended with, and where it stopped in its
  *     replay: a later instant in the same checkpoint interval applies
@@ -13,9 +14,13 @@
  *   - when the cursor moved back within an interval, a copy of the state
  *     a little before the new instant (an anchor): the next steps back
  *     start there rather than at the checkpoint.
- * Builds of one document may run in several threads at once; the cache
- * hands its state to one of them at a time.
-
+ * A build whose checkpoint is not decoded yet decodes it straight into
+ * its own state (no copy on the way), and leaves the cache to a worker
+ * thread that decodes ahead, at the lowest priority: that checkpoint
+ * (for the steps back) and its two neighbours (for the cursor crossing
+ * into the next or the previous interval).  Builds of one document may
+ * run in several threads at once; the cache hands its state to one of
+ * them at a time.
  */
 #include "cowscope-sharing-graph-private.h"
 
@@ -23,6 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "cowscope-format-open.h"
 #include "cowscope-graph-state.h"
@@ -66,6 +76,8 @@ typedef struct {
   CowscopeGraphState *spare; /* an evicted state's memory, to decode into */
   Cursor *cursor;           /* NULL while a build has it */
   Cursor *anchor;           /* see the file comment; NULL: none */
+  guint generation;         /* bumped by each request to decode ahead */
+  gint64 ahead_busy;        /* the checkpoint the worker decodes now, or G_MININT64 */
 } Cache;
 
 static void
@@ -93,6 +105,7 @@ static void
 cache_clear (Cache *cache)
 {
   g_mutex_lock (&cache->lock);
+  cache->generation++; /* requests to decode ahead made before are void */
   Decoded *d;
   while ((d = g_queue_pop_head (&cache->decoded)) != NULL)
     decoded_unref (d);
@@ -131,6 +144,7 @@ cache_get (CowscopeSessionDocument *document)
       g_mutex_init (&cache->lock);
       g_queue_init (&cache->decoded);
       cache->max_bytes = CACHE_BYTES;
+      cache->ahead_busy = G_MININT64;
       g_object_set_data_full (G_OBJECT (document), "cowscope-graph-cache", cache, cache_free);
     }
   g_mutex_unlock (&create_lock);
@@ -369,30 +383,27 @@ decode (Builder *b, gint64 cp_id, CowscopeGraphState *into, GError **error)
   return d;
 }
 
-/* A cursor at checkpoint @cp_id (-1: the start), from @cache's decoded
- * states (NULL: no cache) or the file; its state reuses the memory of
+/* A cursor at checkpoint @cp_id (-1: the start): a copy of @cache's
+ * decoded state, or else decoded from the file straight into the
+ * cursor's state (*@decoded set TRUE); the state reuses the memory of
  * @recycled (taken; NULL: none) when it can. */
 static Cursor *
 cursor_new (Builder *b, Cache *cache, gint64 cp_id, gint64 cp_seq,
-            CowscopeGraphState *recycled, GError **error)
+            CowscopeGraphState *recycled, gboolean *decoded, GError **error)
 {
   g_autoptr (CowscopeGraphState) old = recycled;
   Decoded *d = NULL;
-  CowscopeGraphState *spare = NULL;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
-      if ((d = cache_find_decoded (cache, cp_id)) == NULL)
-        spare = g_steal_pointer (&cache->spare);
+      d = cache_find_decoded (cache, cp_id);
+      if (d == NULL && old == NULL)
+        old = g_steal_pointer (&cache->spare);
       g_mutex_unlock (&cache->lock);
     }
-  if (d == NULL)
-    {
-      if ((d = decode (b, cp_id, spare, error)) == NULL)
-        return NULL;
-      if (cache != NULL)
-        cache_add_decoded (cache, d);
-    }
+  *decoded = d == NULL;
+  if (d == NULL && (d = decode (b, cp_id, g_steal_pointer (&old), error)) == NULL)
+    return NULL;
   Cursor *c = g_new0 (Cursor, 1);
   c->cp_id = cp_id;
   c->cp_seq = cp_seq;
@@ -400,7 +411,7 @@ cursor_new (Builder *b, Cache *cache, gint64 cp_id, gint64 cp_seq,
   c->replay = g_bytes_ref (d->replay);
   c->extra = d->extra;
   c->n_events = d->n_events;
-  if (cache == NULL)
+  if (*decoded)
     c->st = g_steal_pointer (&d->st); /* d is not shared */
   else
     c->st = cowscope_graph_state_copy (d->st, d->extra, g_steal_pointer (&old));
@@ -529,6 +540,141 @@ time_of (Builder *b, gint64 seq, gint64 *time, GError **error)
   return TRUE;
 }
 
+/* ---- decoding ahead ---------------------------------------------------------- */
+
+/* Decoded checkpoints the worker keeps ready: the cursor's and its two
+ * neighbours. */
+#define N_AHEAD_CHECKPOINTS 3
+
+typedef struct {
+  CowscopeSessionDocument *document; /* a reference */
+  guint generation;                  /* void once the cache's has moved on */
+  gint64 cp_id, cp_seq;              /* the checkpoint the cursor is in */
+} AheadJob;
+
+static void
+ahead_job_free (AheadJob *job)
+{
+  g_object_unref (job->document);
+  g_free (job);
+}
+
+/* The checkpoints next to @cp_seq (-1: before the first), ids into
+ * @ids[0] (the one after) and @ids[1] (the one before; -1: the start);
+ * G_MININT64 where there is none. */
+static void
+neighbours (Builder *b, gint64 cp_seq, gint64 ids[2])
+{
+  ids[0] = ids[1] = G_MININT64;
+  g_autoptr (sqlite3_stmt) next = cowscope_format_statement (
+    b->db, b->path, "SELECT id FROM checkpoints WHERE seq > ?1 ORDER BY seq, id LIMIT 1", NULL);
+  if (next != NULL)
+    {
+      sqlite3_bind_int64 (next, 1, cp_seq);
+      if (sqlite3_step (next) == SQLITE_ROW)
+        ids[0] = INT (next, 0);
+    }
+  if (cp_seq < 0)
+    return;
+  g_autoptr (sqlite3_stmt) prev = cowscope_format_statement (
+    b->db, b->path,
+    "SELECT id FROM checkpoints WHERE seq < ?1 ORDER BY seq DESC, id DESC LIMIT 1", NULL);
+  if (prev != NULL)
+    {
+      sqlite3_bind_int64 (prev, 1, cp_seq);
+      ids[1] = sqlite3_step (prev) == SQLITE_ROW ? INT (prev, 0) : -1;
+    }
+}
+
+/* Claims @cp_id for the worker: FALSE when the request is void, the
+ * checkpoint is decoded already, or the cache has no room for the
+ * checkpoints the worker keeps (it would evict what it just decoded). */
+static gboolean
+ahead_claim (Cache *cache, const AheadJob *job, gint64 cp_id)
+{
+  g_mutex_lock (&cache->lock);
+  gboolean claim = job->generation == cache->generation;
+  for (GList *l = cache->decoded.head; claim && l != NULL; l = l->next)
+    claim = ((Decoded *) l->data)->cp_id != cp_id;
+  if (claim && cache->decoded.head != NULL)
+    claim = cache->max_bytes
+            >= (N_AHEAD_CHECKPOINTS + 1) * decoded_size (cache->decoded.head->data);
+  if (claim)
+    cache->ahead_busy = cp_id;
+  g_mutex_unlock (&cache->lock);
+  return claim;
+}
+
+/* The worker: decodes the job's checkpoint and its neighbours into the
+ * cache, skipping those decoded already, stopping once a newer request
+ * came in. */
+static void
+ahead_run (gpointer data, gpointer pool_data)
+{
+  AheadJob *job = data;
+  (void) pool_data;
+#ifdef __linux__
+  /* This thread only (Linux nice values are per thread): the work is for
+   * later and must never slow down what the user waits for. */
+  static GPrivate niced;
+  if (g_private_get (&niced) == NULL)
+    {
+      setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 19);
+      g_private_set (&niced, GINT_TO_POINTER (1));
+    }
+#endif
+  Cache *cache = cache_get (job->document);
+  Builder b = { .document = job->document,
+                .path = cowscope_session_document_get_path (job->document) };
+  b.db = cowscope_session_document_acquire_db (job->document, NULL);
+  if (b.db != NULL)
+    {
+      gint64 ids[N_AHEAD_CHECKPOINTS] = { job->cp_id };
+      neighbours (&b, job->cp_seq, ids + 1);
+      for (guint k = 0; k < N_AHEAD_CHECKPOINTS; k++)
+        {
+          if (ids[k] == G_MININT64 || !ahead_claim (cache, job, ids[k]))
+            continue;
+          g_mutex_lock (&cache->lock);
+          CowscopeGraphState *spare = g_steal_pointer (&cache->spare);
+          g_mutex_unlock (&cache->lock);
+          Decoded *d = decode (&b, ids[k], spare, NULL);
+          if (d != NULL)
+            {
+              cache_add_decoded (cache, d);
+              decoded_unref (d);
+            }
+          g_mutex_lock (&cache->lock);
+          cache->ahead_busy = G_MININT64;
+          g_mutex_unlock (&cache->lock);
+        }
+      cowscope_session_document_release_db (job->document, b.db);
+    }
+  ahead_job_free (job);
+}
+
+/* Asks the worker to decode ahead around checkpoint @cp_id (at @cp_seq);
+ * earlier requests for @document become void. */
+static void
+ahead_request (CowscopeSessionDocument *document, Cache *cache, gint64 cp_id, gint64 cp_seq)
+{
+  static GThreadPool *pool; /* one thread for every document: work for later */
+  static gsize pool_ready;
+  if (g_once_init_enter (&pool_ready))
+    {
+      pool = g_thread_pool_new (ahead_run, NULL, 1, TRUE, NULL);
+      g_once_init_leave (&pool_ready, 1);
+    }
+  AheadJob *job = g_new0 (AheadJob, 1);
+  job->document = g_object_ref (document);
+  job->cp_id = cp_id;
+  job->cp_seq = cp_seq;
+  g_mutex_lock (&cache->lock);
+  job->generation = ++cache->generation;
+  g_mutex_unlock (&cache->lock);
+  g_thread_pool_push (pool, job, NULL);
+}
+
 /* The graph after @seq from checkpoint @cp_id (-1: the start),
  * through @cache when not NULL. */
 static CowscopeSharingGraph *
@@ -536,10 +682,10 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
               gint64 freed_soon_ns, GCancellable *cancellable, GError **error)
 {
   gint64 t0 = thread_cpu_us (), w0 = g_get_monotonic_time ();
-  const char *from = "checkpoint";
+  const char *from = "a decoded checkpoint";
   Cursor *c = NULL, *anchor = NULL;
   CowscopeGraphState *recycled = NULL, *old_anchor = NULL;
-  gboolean back = FALSE;
+  gboolean back = FALSE, decoded = FALSE;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
@@ -573,8 +719,14 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
       g_mutex_unlock (&cache->lock);
       cursor_free (anchor);
     }
-  else if (c == NULL && (c = cursor_new (b, cache, cp_id, cp_seq, recycled, error)) == NULL)
-    return NULL;
+  else if (c == NULL)
+    {
+      if ((c = cursor_new (b, cache, cp_id, cp_seq, recycled, &decoded, error)) == NULL)
+        return NULL;
+      /* From its checkpoint: have it and its neighbours decoded. */
+      if (cache != NULL)
+        ahead_request (b->document, cache, cp_id, cp_seq);
+    }
   gint64 t1 = thread_cpu_us ();
   guint64 n_applied = 0;
   /* Moving back a long way from the checkpoint: keep an anchor a little
@@ -616,9 +768,9 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
   };
   CowscopeSharingGraph *graph = cowscope_sharing_graph_new_from_state (c->st, &options);
   if (g_getenv ("COWSCOPE_GRAPH_TRACE"))
-    g_printerr ("graph: from %s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
+    g_printerr ("graph: from %s%s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
                 " assemble %.1f ms (CPU; %.1f ms wall)\n",
-                from, (t1 - t0) / 1e3, n_applied, (t2 - t1) / 1e3,
+                decoded ? "the file: " : "", from, (t1 - t0) / 1e3, n_applied, (t2 - t1) / 1e3,
                 (thread_cpu_us () - t2) / 1e3, (g_get_monotonic_time () - w0) / 1e3);
   if (cache != NULL)
     {
