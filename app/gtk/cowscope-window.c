@@ -187,23 +187,35 @@ cancel_panels (CowscopeWindow *self)
   g_clear_signal_handler (&self->panels_unmap_handler, self);
 }
 
-/* The frame after a session was shown has been painted (or the window
- * left the screen before that: no frame will come): the panels get the
- * view state now. */
+/* A frame was painted after a session was shown: once the timeline in
+ * it is exact (its first frame may show estimates while worker threads
+ * decode), the panels get the view state. */
 static void
-first_frame_painted_cb (gpointer        instance,
-                        CowscopeWindow *self)
+frame_painted_cb (GdkFrameClock  *clock,
+                  CowscopeWindow *self)
+{
+  if (!cowscope_timeline_view_is_exact (self->timeline_view))
+    return;
+  cancel_panels (self);
+  set_panels_view_state (self, self->view_state);
+}
+
+/* The window left the screen before the timeline's first exact frame: no
+ * frame will come, the panels get the view state now. */
+static void
+unmapped_cb (GtkWidget      *widget,
+             CowscopeWindow *self)
 {
   cancel_panels (self);
   set_panels_view_state (self, self->view_state);
 }
 
-/* Points the panels at the new view state once the first frame of the
- * session has been painted (at once when the window is not on screen):
- * the graph, the explanation and the tables each start work of their own
- * (a graph build and layout, table queries in worker threads, rows bound
- * on this thread), which on a big session would compete with the
- * timeline's first frame for the processor. */
+/* Points the panels at the new view state once the timeline has painted
+ * an exact frame of the session (at once when the window is not on
+ * screen): the graph, the explanation and the tables each start work of
+ * their own (a graph build and layout, table queries in worker threads,
+ * rows bound on this thread), which on a big session would compete with
+ * the timeline's first frames for the processor. */
 static void
 show_panels_after_first_frame (CowscopeWindow *self)
 {
@@ -219,10 +231,9 @@ show_panels_after_first_frame (CowscopeWindow *self)
     }
   set_panels_view_state (self, NULL);
   self->panels_clock = g_object_ref (clock);
-  self->panels_handler = g_signal_connect (clock, "after-paint",
-                                           G_CALLBACK (first_frame_painted_cb), self);
-  self->panels_unmap_handler = g_signal_connect (self, "unmap",
-                                                 G_CALLBACK (first_frame_painted_cb), self);
+  self->panels_handler = g_signal_connect (clock, "after-paint", G_CALLBACK (frame_painted_cb),
+                                           self);
+  self->panels_unmap_handler = g_signal_connect (self, "unmap", G_CALLBACK (unmapped_cb), self);
   gtk_widget_queue_draw (GTK_WIDGET (self->timeline_view));
 }
 
