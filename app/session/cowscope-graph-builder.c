@@ -15,10 +15,13 @@
  *     a little before the new instant (an anchor): the next steps back
  *     start there rather than at the checkpoint.
  * A build whose checkpoint is not decoded yet decodes it straight into
- * its own state (no copy on the way), and leaves the cache to a worker
- * thread that decodes ahead, at the lowest priority: that checkpoint
- * (for the steps back) and its two neighbours (for the cursor crossing
- * into the next or the previous interval).  Builds of one document may
+ * its own state (no copy on the way), and a worker thread decodes it
+ * again for the cache at the lowest priority (for the steps back, and a
+ * later return).  When the cursor moves about one place (the build
+ * before was less than two intervals away) the worker also decodes the
+ * checkpoint's two neighbours, for the cursor crossing into the next or
+ * the previous interval.  The first build (opening a session) leaves the
+ * cache alone.  Builds of one document may
  * run in several threads at once; the cache hands its state to one of
  * them at a time.
  */
@@ -77,7 +80,7 @@ typedef struct {
   Cursor *cursor;           /* NULL while a build has it */
   Cursor *anchor;           /* see the file comment; NULL: none */
   guint generation;         /* bumped by each request to decode ahead */
-  gint64 ahead_busy;        /* the checkpoint the worker decodes now, or G_MININT64 */
+  gint64 last_seq;          /* the instant of the last build; -1: none yet */
 } Cache;
 
 static void
@@ -144,7 +147,7 @@ cache_get (CowscopeSessionDocument *document)
       g_mutex_init (&cache->lock);
       g_queue_init (&cache->decoded);
       cache->max_bytes = CACHE_BYTES;
-      cache->ahead_busy = G_MININT64;
+      cache->last_seq = -1;
       g_object_set_data_full (G_OBJECT (document), "cowscope-graph-cache", cache, cache_free);
     }
   g_mutex_unlock (&create_lock);
@@ -550,6 +553,7 @@ typedef struct {
   CowscopeSessionDocument *document; /* a reference */
   guint generation;                  /* void once the cache's has moved on */
   gint64 cp_id, cp_seq;              /* the checkpoint the cursor is in */
+  gboolean neighbours;               /* its neighbours too */
 } AheadJob;
 
 static void
@@ -599,8 +603,6 @@ ahead_claim (Cache *cache, const AheadJob *job, gint64 cp_id)
   if (claim && cache->decoded.head != NULL)
     claim = cache->max_bytes
             >= (N_AHEAD_CHECKPOINTS + 1) * decoded_size (cache->decoded.head->data);
-  if (claim)
-    cache->ahead_busy = cp_id;
   g_mutex_unlock (&cache->lock);
   return claim;
 }
@@ -629,8 +631,9 @@ ahead_run (gpointer data, gpointer pool_data)
   b.db = cowscope_session_document_acquire_db (job->document, NULL);
   if (b.db != NULL)
     {
-      gint64 ids[N_AHEAD_CHECKPOINTS] = { job->cp_id };
-      neighbours (&b, job->cp_seq, ids + 1);
+      gint64 ids[N_AHEAD_CHECKPOINTS] = { job->cp_id, G_MININT64, G_MININT64 };
+      if (job->neighbours)
+        neighbours (&b, job->cp_seq, ids + 1);
       for (guint k = 0; k < N_AHEAD_CHECKPOINTS; k++)
         {
           if (ids[k] == G_MININT64 || !ahead_claim (cache, job, ids[k]))
@@ -644,19 +647,18 @@ ahead_run (gpointer data, gpointer pool_data)
               cache_add_decoded (cache, d);
               decoded_unref (d);
             }
-          g_mutex_lock (&cache->lock);
-          cache->ahead_busy = G_MININT64;
-          g_mutex_unlock (&cache->lock);
         }
       cowscope_session_document_release_db (job->document, b.db);
     }
   ahead_job_free (job);
 }
 
-/* Asks the worker to decode ahead around checkpoint @cp_id (at @cp_seq);
- * earlier requests for @document become void. */
+/* Asks the worker to decode checkpoint @cp_id (at @cp_seq) and, when
+ * @with_neighbours, the ones next to it; earlier requests for @document
+ * become void. */
 static void
-ahead_request (CowscopeSessionDocument *document, Cache *cache, gint64 cp_id, gint64 cp_seq)
+ahead_request (CowscopeSessionDocument *document, Cache *cache, gint64 cp_id, gint64 cp_seq,
+               gboolean with_neighbours)
 {
   static GThreadPool *pool; /* one thread for every document: work for later */
   static gsize pool_ready;
@@ -669,6 +671,7 @@ ahead_request (CowscopeSessionDocument *document, Cache *cache, gint64 cp_id, gi
   job->document = g_object_ref (document);
   job->cp_id = cp_id;
   job->cp_seq = cp_seq;
+  job->neighbours = with_neighbours;
   g_mutex_lock (&cache->lock);
   job->generation = ++cache->generation;
   g_mutex_unlock (&cache->lock);
@@ -686,9 +689,12 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
   Cursor *c = NULL, *anchor = NULL;
   CowscopeGraphState *recycled = NULL, *old_anchor = NULL;
   gboolean back = FALSE, decoded = FALSE;
+  gint64 last_seq = -1;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
+      last_seq = cache->last_seq;
+      cache->last_seq = seq;
       Cursor *last = cache->cursor, *a = cache->anchor;
       if (last != NULL && last->cp_id == cp_id && last->seq <= seq)
         {
@@ -723,9 +729,11 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
     {
       if ((c = cursor_new (b, cache, cp_id, cp_seq, recycled, &decoded, error)) == NULL)
         return NULL;
-      /* From its checkpoint: have it and its neighbours decoded. */
-      if (cache != NULL)
-        ahead_request (b->document, cache, cp_id, cp_seq);
+      /* From its checkpoint: have it decoded for the next moves (and its
+       * neighbours, when the cursor moves about one place). */
+      gboolean near = last_seq >= 0 && ABS (seq - last_seq) <= 2 * MAX (c->n_events, 1);
+      if (cache != NULL && last_seq >= 0 && (decoded || near))
+        ahead_request (b->document, cache, cp_id, cp_seq, near);
     }
   gint64 t1 = thread_cpu_us ();
   guint64 n_applied = 0;
