@@ -13,6 +13,13 @@
  * after are, and the table entries of the one after that, so that the
  * misses of many lookups overlap instead of adding up.  The answers are
  * those of one lookup at a time.
+ *
+ * A big graph is also assembled by two threads: the copying in ranges of
+ * nodes, the links in one task for the contexts and storages (they write
+ * to the allocations and contexts they link to) and in ranges of tensors
+ * (each writes only its own nodes), each with edges of its own, put
+ * together in node order.  The calling thread takes tasks as the helper
+ * does, so a helper that the scheduler keeps waiting costs nothing.
  */
 #include "cowscope-sharing-graph-private.h"
 
@@ -29,6 +36,7 @@ typedef struct {
   CowscopeGraphStateIndex state;
   const guint32 *where; /* live slot -> node index */
   const CowscopeGraphNode *nodes;
+  guint n_nodes;
 } Index;
 
 /* One lookup: the key and, while it goes through the pipeline, where it
@@ -143,8 +151,11 @@ stage_table (const Index *x, guint base, guint m, Lookup *l)
         }
       set_lookups (&x->nodes[base + j], a, b, c);
       /* The next batch's nodes (written long ago, out of the caches). */
-      __builtin_prefetch (&x->nodes[base + BATCH + j]);
-      __builtin_prefetch ((const char *) &x->nodes[base + BATCH + j] + 64);
+      if (base + BATCH + j < x->n_nodes)
+        {
+          __builtin_prefetch (&x->nodes[base + BATCH + j]);
+          __builtin_prefetch ((const char *) &x->nodes[base + BATCH + j] + 64);
+        }
     }
   for (guint j = 0; j < N_LOOKUPS; j++)
     if (l[j].id != 0)
@@ -212,6 +223,15 @@ add_edge (Edges *e, guint from, gint to, guint8 kind)
   e->data[e->len++] = (CowscopeGraphEdge) { from, (guint32) to, kind };
 }
 
+/* A storage's state, from its own links. */
+static inline guint8
+storage_state (const CowscopeGraphNode *v)
+{
+  return v->context_id != 0        ? COWSCOPE_NODE_STATE_SHARED
+         : v->left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
+                                   : COWSCOPE_NODE_STATE_OWNED;
+}
+
 /* Stage 4: the links of nodes [@base, @base + @m), in node order.  Nodes
  * are sorted by kind: allocations, contexts, storages, tensors; so a
  * node's state is final before a later node reads it (a tensor takes its
@@ -248,8 +268,7 @@ stage_link (const Index *x, CowscopeGraphNode *n, guint base, guint m, const Loo
                 add_edge (edges, i, b, COWSCOPE_EDGE_LAZY_COPY_OF);
               break;
             }
-          v->state = v->left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                             : COWSCOPE_NODE_STATE_OWNED;
+          v->state = storage_state (v);
           add_edge (edges, i, a, COWSCOPE_EDGE_OWNS);
           if (v->left_context_id != 0)
             {
@@ -261,8 +280,10 @@ stage_link (const Index *x, CowscopeGraphNode *n, guint base, guint m, const Loo
           break;
         case COWSCOPE_NODE_TENSOR:
           {
+            /* From the storage's links, not its node's state: another
+             * thread may be writing that. */
             if (a >= 0)
-              v->state = n[a].state;
+              v->state = storage_state (&n[a]);
             guint size = v->dtype < options->n_itemsizes && options->itemsizes != NULL
                            ? options->itemsizes[v->dtype]
                            : 0;
@@ -299,6 +320,222 @@ node_from_object (CowscopeGraphNode *n, const CowscopeLiveObject *o)
   n->device = o->device;
 }
 
+/* ---- two threads ------------------------------------------------------------- */
+
+/* Graphs smaller than this are assembled by the calling thread alone. */
+#define PARALLEL_NODES 16384
+/* Nodes a task copies or links. */
+#define TASK_NODES 4096
+
+/* Tasks shared by the calling thread and the helper. */
+typedef struct {
+  gint refs;        /* atomic: the caller's, and the helper's until it is done */
+  void (*run) (gpointer data, guint task);
+  gpointer data;
+  guint n_tasks;
+  gint next;        /* atomic: the next task to take */
+  GMutex lock;      /* protects done */
+  GCond cond;
+  guint done;       /* tasks finished */
+} Work;
+
+static void
+work_unref (Work *w)
+{
+  if (!g_atomic_int_dec_and_test (&w->refs))
+    return;
+  g_mutex_clear (&w->lock);
+  g_cond_clear (&w->cond);
+  g_free (w);
+}
+
+/* Takes and runs tasks until none is left. */
+static void
+work_do (Work *w)
+{
+  for (;;)
+    {
+      guint t = (guint) g_atomic_int_add (&w->next, 1);
+      if (t >= w->n_tasks)
+        return;
+      w->run (w->data, t);
+      g_mutex_lock (&w->lock);
+      if (++w->done == w->n_tasks)
+        g_cond_signal (&w->cond);
+      g_mutex_unlock (&w->lock);
+    }
+}
+
+static void
+helper_run (gpointer data, gpointer pool_data)
+{
+  (void) pool_data;
+  work_do (data);
+  work_unref (data);
+}
+
+/* Runs tasks 0 .. @n_tasks - 1 of @run, some on the helper thread;
+ * returns once all are done.  @first (may be NULL) runs on the calling
+ * thread alone, before it takes tasks. */
+static void
+run_tasks (void (*run) (gpointer data, guint task), gpointer data, guint n_tasks,
+           void (*first) (gpointer data))
+{
+  static GThreadPool *helper; /* one thread for every assembly */
+  static gsize helper_ready;
+  if (g_once_init_enter (&helper_ready))
+    {
+      helper = g_thread_pool_new (helper_run, NULL, 1, TRUE, NULL);
+      g_once_init_leave (&helper_ready, 1);
+    }
+  Work *w = g_new0 (Work, 1);
+  w->refs = 2;
+  w->run = run;
+  w->data = data;
+  w->n_tasks = n_tasks;
+  g_mutex_init (&w->lock);
+  g_cond_init (&w->cond);
+  g_thread_pool_push (helper, w, NULL);
+  if (first != NULL)
+    first (data);
+  work_do (w);
+  g_mutex_lock (&w->lock);
+  while (w->done < w->n_tasks)
+    g_cond_wait (&w->cond, &w->lock);
+  g_mutex_unlock (&w->lock);
+  work_unref (w);
+}
+
+/* ---- the assembly ---------------------------------------------------------------- */
+
+typedef struct {
+  Index x;
+  const CowscopeGraphState *st;
+  const CowscopeGraphAssembleOptions *options;
+  CowscopeGraphNode *n;
+  const guint32 *order;
+  guint32 *where;
+  guint n_nodes;
+  guint first_context, first_tensor; /* node ranges by kind */
+  guint n_link_tasks;
+  Edges *edges;                      /* one per link task */
+  GStringChunk *labels;
+} Assembly;
+
+/* Nodes [@begin, @end): the live objects in node order (the slots a
+ * little ahead requested first: after a replay, node order hops about the
+ * slots). */
+static void
+copy_nodes (Assembly *as, guint begin, guint end)
+{
+  enum { AHEAD = 16 };
+  gint64 soon = as->options->time + as->options->freed_soon_ns;
+  for (guint k = begin; k < end; k++)
+    {
+      if (k + AHEAD < end)
+        {
+          const CowscopeLiveObject *next = object_at (&as->x.state, as->order[k + AHEAD]);
+          __builtin_prefetch (next);
+          __builtin_prefetch ((const char *) next + 64);
+        }
+      as->where[as->order[k]] = k;
+      CowscopeGraphNode *v = &as->n[k];
+      node_from_object (v, object_at (&as->x.state, as->order[k]));
+      v->freed_soon = v->free_ts >= 0 && v->free_ts <= soon;
+    }
+}
+
+static void
+copy_task (gpointer data, guint task)
+{
+  Assembly *as = data;
+  copy_nodes (as, task * TASK_NODES, MIN (as->n_nodes, (task + 1) * TASK_NODES));
+}
+
+/* The tensors' labels (only tensors have names); on the calling thread,
+ * since a name function may not be thread-safe. */
+static void
+label_tensors (gpointer data)
+{
+  Assembly *as = data;
+  const CowscopeGraphAssembleOptions *options = as->options;
+  for (guint k = as->first_tensor; k < as->n_nodes && as->n[k].kind == COWSCOPE_NODE_TENSOR; k++)
+    {
+      CowscopeGraphNode *v = &as->n[k];
+      gint64 name_id = 0;
+      const char *name = cowscope_graph_state_get_slot_name (as->st, as->order[k], &name_id);
+      if (name == NULL && name_id != 0 && options->name_func != NULL)
+        name = options->name_func (v->pid, name_id, options->name_data);
+      if (name != NULL)
+        v->label = g_string_chunk_insert (as->labels, name);
+    }
+}
+
+/* The links of nodes [@begin, @end) through the pipeline (see the file
+ * comment): batch k is linked while k + 1's nodes, k + 2's keys and k +
+ * 3's table entries are requested. */
+static void
+link_nodes (Assembly *as, guint begin, guint end, Edges *edges)
+{
+  guint n_batches = (end - begin + BATCH - 1) / BATCH;
+  Lookup ring[N_STAGES][N_LOOKUPS];
+  for (guint k = 0; k < n_batches + N_STAGES - 1; k++)
+    {
+      if (k < n_batches)
+        stage_table (&as->x, begin + k * BATCH, MIN (BATCH, end - begin - k * BATCH),
+                     ring[k % N_STAGES]);
+      if (k >= 1 && k - 1 < n_batches)
+        stage_keys (&as->x, ring[(k - 1) % N_STAGES]);
+      if (k >= 2 && k - 2 < n_batches)
+        stage_nodes (&as->x, ring[(k - 2) % N_STAGES]);
+      if (k >= 3)
+        {
+          guint d = k - 3;
+          stage_link (&as->x, as->n, begin + d * BATCH, MIN (BATCH, end - begin - d * BATCH),
+                      ring[d % N_STAGES], edges, as->options);
+        }
+    }
+}
+
+/* Link task 0: the contexts and storages (they write to the allocations
+ * and contexts they link to: one task); then ranges of tensors. */
+static void
+link_task (gpointer data, guint task)
+{
+  Assembly *as = data;
+  if (task == 0)
+    link_nodes (as, as->first_context, as->first_tensor, &as->edges[0]);
+  else
+    link_nodes (as, as->first_tensor + (task - 1) * TASK_NODES,
+                MIN (as->n_nodes, as->first_tensor + task * TASK_NODES), &as->edges[task]);
+}
+
+/* The first node of kind @kind or later (nodes are sorted by kind). */
+static guint
+first_of_kind (const CowscopeGraphNode *n, guint n_nodes, guint8 kind)
+{
+  guint lo = 0, hi = n_nodes;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (n[mid].kind < kind)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+static void
+edges_init (Edges *e, guint cap)
+{
+  e->array = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge));
+  e->cap = MAX (cap, 1024);
+  e->len = 0;
+  g_array_set_size (e->array, e->cap);
+  e->data = (CowscopeGraphEdge *) (gpointer) e->array->data;
+}
+
 CowscopeSharingGraph *
 cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
                                        const CowscopeGraphAssembleOptions *options)
@@ -307,66 +544,60 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
   guint n_nodes = cowscope_graph_state_get_n_live (st);
   GArray *nodes = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeGraphNode), n_nodes);
   g_array_set_size (nodes, n_nodes);
-  GStringChunk *labels = g_string_chunk_new (4096);
-  CowscopeGraphNode *n = (CowscopeGraphNode *) (gpointer) nodes->data;
-  Index x;
-  cowscope_graph_state_get_index (st, &x.state);
   g_autofree guint32 *order = cowscope_graph_state_sort (st);
   g_autofree guint32 *where = g_new (guint32, MAX (n_slots, 1)); /* only live slots are read */
-  x.where = where;
-  x.nodes = n;
+  Assembly as = {
+    .st = st,
+    .options = options,
+    .n = (CowscopeGraphNode *) (gpointer) nodes->data,
+    .order = order,
+    .where = where,
+    .n_nodes = n_nodes,
+    .labels = g_string_chunk_new (4096),
+  };
+  cowscope_graph_state_get_index (st, &as.x.state);
+  as.x.where = where;
+  as.x.nodes = as.n;
+  as.x.n_nodes = n_nodes;
+  gboolean parallel = n_nodes >= PARALLEL_NODES;
 
-  /* The nodes: the live objects in node order (the slots a little ahead
-   * requested first: after a replay, node order hops about the slots). */
-  enum { AHEAD = 16 };
-  gint64 time = options->time;
-  for (guint k = 0; k < n_nodes; k++)
+  /* The nodes, then their links. */
+  if (parallel)
+    run_tasks (copy_task, &as, (n_nodes + TASK_NODES - 1) / TASK_NODES, NULL);
+  else
+    copy_nodes (&as, 0, n_nodes);
+  as.first_context = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_CONTEXT);
+  as.first_tensor = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_TENSOR);
+  guint n_tensors = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_TENSOR + 1) - as.first_tensor;
+  as.n_link_tasks = 1 + (n_tensors + TASK_NODES - 1) / TASK_NODES;
+  g_autofree Edges *edges = g_new0 (Edges, as.n_link_tasks);
+  as.edges = edges;
+  for (guint t = 0; t < as.n_link_tasks; t++)
+    edges_init (&edges[t], t == 0 ? 2 * (as.first_tensor - as.first_context) : 2 * TASK_NODES);
+  if (parallel)
+    run_tasks (link_task, &as, as.n_link_tasks, label_tensors);
+  else
     {
-      if (k + AHEAD < n_nodes)
-        {
-          const CowscopeLiveObject *next = object_at (&x.state, order[k + AHEAD]);
-          __builtin_prefetch (next);
-          __builtin_prefetch ((const char *) next + 64);
-        }
-      where[order[k]] = k;
-      CowscopeGraphNode *v = &n[k];
-      node_from_object (v, object_at (&x.state, order[k]));
-      v->freed_soon = v->free_ts >= 0 && v->free_ts <= time + options->freed_soon_ns;
-      if (v->kind != COWSCOPE_NODE_TENSOR)
-        continue;
-      /* Only tensors have names. */
-      gint64 name_id = 0;
-      const char *name = cowscope_graph_state_get_slot_name (st, order[k], &name_id);
-      if (name == NULL && name_id != 0 && options->name_func != NULL)
-        name = options->name_func (v->pid, name_id, options->name_data);
-      if (name != NULL)
-        v->label = g_string_chunk_insert (labels, name);
+      label_tensors (&as);
+      for (guint t = 0; t < as.n_link_tasks; t++)
+        link_task (&as, t);
     }
 
-  /* Then their links, through the pipeline: batch k is linked while
-   * k + 1's nodes, k + 2's keys and k + 3's table entries are requested. */
-  Edges edges = { .array = g_array_new (FALSE, FALSE, sizeof (CowscopeGraphEdge)) };
-  edges.cap = MAX (n_nodes + n_nodes / 2, 1024);
-  g_array_set_size (edges.array, edges.cap);
-  edges.data = (CowscopeGraphEdge *) (gpointer) edges.array->data;
-  guint n_batches = (n_nodes + BATCH - 1) / BATCH;
-  Lookup ring[N_STAGES][N_LOOKUPS];
-  for (guint k = 0; k < n_batches + N_STAGES - 1; k++)
+  /* The tasks' edges, in node order. */
+  guint n_edges = 0;
+  for (guint t = 0; t < as.n_link_tasks; t++)
+    n_edges += edges[t].len;
+  GArray *all = edges[0].array;
+  g_array_set_size (all, edges[0].len);
+  g_array_set_size (all, n_edges);
+  guint at = edges[0].len;
+  for (guint t = 1; t < as.n_link_tasks; t++)
     {
-      if (k < n_batches)
-        stage_table (&x, k * BATCH, MIN (BATCH, n_nodes - k * BATCH), ring[k % N_STAGES]);
-      if (k >= 1 && k - 1 < n_batches)
-        stage_keys (&x, ring[(k - 1) % N_STAGES]);
-      if (k >= 2 && k - 2 < n_batches)
-        stage_nodes (&x, ring[(k - 2) % N_STAGES]);
-      if (k >= 3)
-        {
-          guint d = k - 3;
-          stage_link (&x, n, d * BATCH, MIN (BATCH, n_nodes - d * BATCH), ring[d % N_STAGES],
-                      &edges, options);
-        }
+      memcpy (&g_array_index (all, CowscopeGraphEdge, at), edges[t].data,
+              sizeof (CowscopeGraphEdge) * edges[t].len);
+      at += edges[t].len;
+      g_array_unref (edges[t].array);
     }
-  g_array_set_size (edges.array, edges.len);
-  return cowscope_sharing_graph_new_take (nodes, edges.array, labels, options->seq, options->time,
+  return cowscope_sharing_graph_new_take (nodes, all, as.labels, options->seq, options->time,
                                           options->checkpoint_seq, options->n_replayed);
 }
