@@ -322,10 +322,17 @@ node_from_object (CowscopeGraphNode *n, const CowscopeLiveObject *o)
 
 /* ---- two threads ------------------------------------------------------------- */
 
-/* Graphs smaller than this are assembled by the calling thread alone. */
-#define PARALLEL_NODES 16384
-/* Nodes a task copies or links. */
-#define TASK_NODES 4096
+/* Graphs smaller than this are assembled by the calling thread alone,
+ * and a task copies or links this many nodes (tests lower both). */
+static gint parallel_nodes = 16384; /* atomic */
+static gint task_nodes = 4096;      /* atomic */
+
+void
+cowscope_graph_assembly_set_parallel (guint min_nodes, guint nodes_per_task)
+{
+  g_atomic_int_set (&parallel_nodes, (gint) MIN (min_nodes, G_MAXINT));
+  g_atomic_int_set (&task_nodes, (gint) CLAMP (nodes_per_task, 1, G_MAXINT));
+}
 
 /* Tasks shared by the calling thread and the helper. */
 typedef struct {
@@ -417,6 +424,7 @@ typedef struct {
   guint32 *where;
   guint n_nodes;
   guint first_context, first_tensor; /* node ranges by kind */
+  guint task;                        /* nodes a task copies or links */
   guint n_link_tasks;
   Edges *edges;                      /* one per link task */
   GStringChunk *labels;
@@ -449,7 +457,7 @@ static void
 copy_task (gpointer data, guint task)
 {
   Assembly *as = data;
-  copy_nodes (as, task * TASK_NODES, MIN (as->n_nodes, (task + 1) * TASK_NODES));
+  copy_nodes (as, task * as->task, MIN (as->n_nodes, (task + 1) * as->task));
 }
 
 /* The tensors' labels (only tensors have names); on the calling thread,
@@ -506,8 +514,8 @@ link_task (gpointer data, guint task)
   if (task == 0)
     link_nodes (as, as->first_context, as->first_tensor, &as->edges[0]);
   else
-    link_nodes (as, as->first_tensor + (task - 1) * TASK_NODES,
-                MIN (as->n_nodes, as->first_tensor + task * TASK_NODES), &as->edges[task]);
+    link_nodes (as, as->first_tensor + (task - 1) * as->task,
+                MIN (as->n_nodes, as->first_tensor + task * as->task), &as->edges[task]);
 }
 
 /* The first node of kind @kind or later (nodes are sorted by kind). */
@@ -559,21 +567,22 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
   as.x.where = where;
   as.x.nodes = as.n;
   as.x.n_nodes = n_nodes;
-  gboolean parallel = n_nodes >= PARALLEL_NODES;
+  gboolean parallel = n_nodes >= (guint) g_atomic_int_get (&parallel_nodes);
+  as.task = (guint) g_atomic_int_get (&task_nodes);
 
   /* The nodes, then their links. */
   if (parallel)
-    run_tasks (copy_task, &as, (n_nodes + TASK_NODES - 1) / TASK_NODES, NULL);
+    run_tasks (copy_task, &as, (n_nodes + as.task - 1) / as.task, NULL);
   else
     copy_nodes (&as, 0, n_nodes);
   as.first_context = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_CONTEXT);
   as.first_tensor = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_TENSOR);
   guint n_tensors = first_of_kind (as.n, n_nodes, COWSCOPE_NODE_TENSOR + 1) - as.first_tensor;
-  as.n_link_tasks = 1 + (n_tensors + TASK_NODES - 1) / TASK_NODES;
+  as.n_link_tasks = 1 + (n_tensors + as.task - 1) / as.task;
   g_autofree Edges *edges = g_new0 (Edges, as.n_link_tasks);
   as.edges = edges;
   for (guint t = 0; t < as.n_link_tasks; t++)
-    edges_init (&edges[t], t == 0 ? 2 * (as.first_tensor - as.first_context) : 2 * TASK_NODES);
+    edges_init (&edges[t], t == 0 ? 2 * (as.first_tensor - as.first_context) : 2 * as.task);
   if (parallel)
     run_tasks (link_task, &as, as.n_link_tasks, label_tensors);
   else

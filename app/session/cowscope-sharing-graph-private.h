@@ -25,6 +25,11 @@ typedef struct {
 CowscopeSharingGraph *cowscope_sharing_graph_new_from_state (const CowscopeGraphState *state,
                                                              const CowscopeGraphAssembleOptions *options);
 
+/* Graphs of @min_nodes nodes or more are assembled by two threads, each
+ * task copying or linking @nodes_per_task nodes (16,384 and 4,096 unless
+ * set; tests lower them to run that path on small graphs). */
+void cowscope_graph_assembly_set_parallel (guint min_nodes, guint nodes_per_task);
+
 /* Takes @nodes (CowscopeGraphNode), @edges (CowscopeGraphEdge) and
  * @labels (the strings the nodes' labels point into). */
 CowscopeSharingGraph *cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges,

@@ -786,6 +786,48 @@ test_graph_cache_matches_cold (void)
     }
 }
 
+/* A graph assembled by two threads, in small tasks, is the graph the
+ * calling thread assembles alone, node for node and edge for edge, at
+ * checkpoints and between them (and the brute force's). */
+static void
+test_graph_parallel_assembly (void)
+{
+  g_autoptr (GArray) cps = checkpoints ();
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint k = 0; k < cps->len; k += 2)
+    {
+      gint64 s = g_array_index (cps, gint64, 2 * k + 1);
+      gint64 more[] = { s, s + 7, s + 301 };
+      g_array_append_vals (seqs, more, G_N_ELEMENTS (more));
+    }
+  gint64 last = (gint64) fixture_info.n_events;
+  gint64 extra[] = { 1, 57, last / 2, last };
+  g_array_append_vals (seqs, extra, G_N_ELEMENTS (extra));
+  for (guint i = 0; i < seqs->len; i++)
+    {
+      gint64 seq = MIN (g_array_index (seqs, gint64, i), last);
+      g_autoptr (GError) error = NULL;
+      cowscope_graph_assembly_set_parallel (G_MAXUINT, 4096);
+      g_autoptr (CowscopeSharingGraph) alone =
+        cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+      g_assert_no_error (error);
+      for (guint task = 1; task <= 64; task *= 8)
+        {
+          cowscope_graph_assembly_set_parallel (1, task);
+          g_autoptr (CowscopeSharingGraph) shared =
+            cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+          g_assert_no_error (error);
+          assert_same_graph (shared, alone, TRUE, "two threads");
+        }
+      if (i % 4 == 0)
+        {
+          cowscope_graph_assembly_set_parallel (1, 16);
+          check_graph_at (seq);
+        }
+    }
+  cowscope_graph_assembly_set_parallel (16384, 4096);
+}
+
 /* The finalizer writes each checkpoint's packed state (the format's
  * cowscope-format-index.c); the model replays the packed events after a
  * checkpoint.  At every checkpoint, its packed state equals the previous
@@ -1687,6 +1729,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/graph/matches-replay", test_graph_matches_replay);
   g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
   g_test_add_func ("/session/graph/cache-matches-cold", test_graph_cache_matches_cold);
+  g_test_add_func ("/session/graph/parallel-assembly", test_graph_parallel_assembly);
   g_test_add_func ("/session/graph/packed-state-matches-replay",
                    test_graph_packed_state_matches_replay);
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
