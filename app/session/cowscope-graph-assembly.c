@@ -607,6 +607,11 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
       at += edges[t].len;
       g_array_unref (edges[t].array);
     }
-  return cowscope_sharing_graph_new_take (nodes, all, as.labels, options->seq, options->time,
-                                          options->checkpoint_seq, options->n_replayed);
+  /* Nodes are sorted by kind: each kind's count from where it starts. */
+  guint counts[COWSCOPE_N_NODE_KINDS];
+  for (guint k = 0; k < COWSCOPE_N_NODE_KINDS; k++)
+    counts[k] = first_of_kind (as.n, n_nodes, (guint8) (k + 1)) - first_of_kind (as.n, n_nodes, (guint8) k);
+  return cowscope_sharing_graph_new_take_counted (nodes, all, as.labels, options->seq,
+                                                  options->time, options->checkpoint_seq,
+                                                  options->n_replayed, counts);
 }

@@ -37,6 +37,14 @@ CowscopeSharingGraph *cowscope_sharing_graph_new_take (GArray *nodes, GArray *ed
                                                        gint64 time, gint64 checkpoint_seq,
                                                        guint64 n_replayed);
 
+/* The same with the nodes' counts per kind known (sorted nodes: from
+ * where each kind starts), without reading the nodes again. */
+CowscopeSharingGraph *cowscope_sharing_graph_new_take_counted (GArray *nodes, GArray *edges,
+                                                               GStringChunk *labels, gint64 seq,
+                                                               gint64 time, gint64 checkpoint_seq,
+                                                               guint64 n_replayed,
+                                                               const guint counts[COWSCOPE_N_NODE_KINDS]);
+
 /* Appends @nodes (sorted by pid, then id, of kinds after every node
  * already there) and @edges (node indices of the whole graph). */
 void cowscope_sharing_graph_append (CowscopeSharingGraph *self, const CowscopeGraphNode *nodes,

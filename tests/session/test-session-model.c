@@ -819,6 +819,12 @@ test_graph_parallel_assembly (void)
           g_assert_no_error (error);
           assert_same_graph (shared, alone, TRUE, "two threads");
         }
+      /* The counts per kind are the nodes'. */
+      guint counts[COWSCOPE_N_NODE_KINDS] = { 0 };
+      for (guint k = 0; k < cowscope_sharing_graph_get_n_nodes (alone); k++)
+        counts[cowscope_sharing_graph_get_node (alone, k)->kind]++;
+      for (guint kind = 0; kind < COWSCOPE_N_NODE_KINDS; kind++)
+        g_assert_cmpuint (cowscope_sharing_graph_count_nodes (alone, kind), ==, counts[kind]);
       if (i % 4 == 0)
         {
           cowscope_graph_assembly_set_parallel (1, 16);
