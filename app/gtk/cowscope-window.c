@@ -194,7 +194,11 @@ static void
 frame_painted_cb (GdkFrameClock  *clock,
                   CowscopeWindow *self)
 {
-  if (!cowscope_timeline_view_is_exact (self->timeline_view))
+  GtkWidget *timeline = GTK_WIDGET (self->timeline_view);
+
+  /* A timeline too small to draw lanes never becomes exact. */
+  if (!cowscope_timeline_view_is_exact (self->timeline_view) && gtk_widget_get_mapped (timeline)
+      && gtk_widget_get_width (timeline) > 200 && gtk_widget_get_height (timeline) > 40)
     return;
   cancel_panels (self);
   set_panels_view_state (self, self->view_state);
