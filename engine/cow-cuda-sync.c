@@ -1,5 +1,5 @@
 /* cow-cuda-sync.c — stream order for copy-on-write contexts over device
- * bytes (cow-thread-safety.md, for streams).
+ * bytes (the host's rules of README.md "Thread safety", for streams).
  *
  * On the host the context's reader–writer lock makes the last holder
  * wait until every copier has *enqueued* its copy.  On the device that is

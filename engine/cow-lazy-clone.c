@@ -1,5 +1,5 @@
-/* cow-lazy-clone.c — lazy clones of tensors (cow-design.md, "Implementation
- * plan"): a new storage sharing the source's bytes through a copy-on-write
+/* cow-lazy-clone.c — lazy clones of tensors (cow-lazy.h says what they
+ * promise): a new storage sharing the source's bytes through a copy-on-write
  * context, or an eager copy with a stated reason when the bytes cannot be
  * shared. */
 #include "cow-lazy-private.h"

@@ -1,5 +1,5 @@
 /* cow-reshape.c — reshape() and its process-wide mode: aliasing views
- * (today's semantics), lazy copies (cow-design.md's plan), or simulated
+ * (today's semantics), lazy copies (cow-lazy.h), or simulated
  * lazy copies that warn when a program relies on the aliasing. */
 #include "cow-lazy-private.h"
 #include "cow-lazy.h"

@@ -1,7 +1,8 @@
 /* cow-storage.c — storages, lazy sharing of their bytes and
  * materialization.
  *
- * Materialization follows cow-thread-safety.md with PyTorch's 2026 order:
+ * Materialization follows PyTorch's 2026 order (cow-lazy.h, README.md
+ * "Thread safety"):
  * every step that can fail (allocating, copying) runs before the
  * context's refcount drops, so a failure leaves a valid lazy copy.  The
  * copy runs under the context's shared lock and the decrement happens
@@ -14,7 +15,7 @@
  * context: its first lazy clone, its materialization and cow_ipc_send()
  * of it.  Later lazy clones take no lock.  Lazy clone and
  * materialization are a read and a write, which the user keeps apart
- * anyway (cow-thread-safety.md), but a send is a read to the user that
+ * anyway (README.md, "Thread safety"), but a send is a read to the user that
  * materializes and rewraps the owner behind their back.  Sharers on
  * other storages never wait for each other's storage locks.
  */

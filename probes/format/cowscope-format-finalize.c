@@ -11,6 +11,7 @@
 #include "cowscope-format-index.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
+#include "cowscope-format-views.h"
 #include "cowscope-format-vocabulary.h"
 
 /* Indexes for the derivation below and for the readers' queries: an
@@ -32,6 +33,8 @@ static const char derived_index_sql[] =
   "CREATE INDEX IF NOT EXISTS lazy_clones_time ON lazy_clones (ts);"
   "CREATE INDEX IF NOT EXISTS materializations_storage ON materializations (pid, storage_id, seq);"
   "CREATE INDEX IF NOT EXISTS materializations_time ON materializations (begin_ts);"
+  /* What each lazy copy caused (the lazy_copies view). */
+  "CREATE INDEX IF NOT EXISTS materializations_lazy_clone ON materializations (lazy_clone_seq);"
   "CREATE INDEX IF NOT EXISTS violations_storage ON violations (pid, storage_id);"
   "CREATE INDEX IF NOT EXISTS ranges_thread_time ON ranges (pid, tid, begin_ts);"
   "CREATE INDEX IF NOT EXISTS marks_time ON marks (ts);"
@@ -232,6 +235,18 @@ static const char meta_sql[] =
   " ('events', (SELECT count (*) FROM events)),"
   " ('finalized', 1);";
 
+/* Events apart from the other records, where the recorder counted them
+ * (schema 3 and later; in an older session its readers take its records
+ * for its events). */
+static const char event_counts_sql[] =
+  "INSERT OR REPLACE INTO meta (key, value)"
+  " SELECT 'events_produced', coalesce (sum (produced), 0) FROM thread_events"
+  " UNION ALL SELECT 'events_stored', coalesce (sum (stored), 0) FROM thread_events"
+  " UNION ALL SELECT 'events_dropped', coalesce (sum (dropped), 0) FROM thread_events;";
+
+/* The first schema whose recorder counts events apart from records. */
+#define EVENT_COUNTS_SINCE 3
+
 static gint64 step_start;
 
 /* Logs how long the step that just ended took (G_MESSAGES_DEBUG). */
@@ -261,6 +276,29 @@ check (gboolean ok, sqlite3 *db, const char *path, GError **error)
   if (!ok)
     cowscope_format_set_write_error (error, db, path, "finalize");
   return ok;
+}
+
+/* meta.start_ns and meta.end_ns: the session's span (the format's
+ * bounds rule), which the views' *_ms columns count from. */
+static gboolean
+write_bounds (sqlite3 *db, const char *path, GError **error)
+{
+  gint64 start = 0, end = 0;
+  if (!cowscope_format_query_bounds (db, path, &start, &end, error))
+    return FALSE;
+  g_autofree char *sql = g_strdup_printf ("INSERT OR REPLACE INTO meta (key, value) VALUES"
+                                          " ('start_ns', %" G_GINT64_FORMAT "),"
+                                          " ('end_ns', %" G_GINT64_FORMAT ")",
+                                          start, end);
+  return exec (db, path, sql, error);
+}
+
+/* The session's span and its views (cowscope-format-views.h). */
+static gboolean
+write_views (sqlite3 *db, const char *path, GError **error)
+{
+  return write_bounds (db, path, error)
+         && check (cowscope_format_create_views (db), db, path, error);
 }
 
 /* Renumbers `events` in time order.  The recorder appends events in the
@@ -324,6 +362,13 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
     "INSERT OR REPLACE INTO meta (key, value) VALUES ('checkpoint_interval', %d);"
     "PRAGMA user_version = %d;",
     COWSCOPE_CHECKPOINT_INTERVAL, cowscope_format_schema_version ());
+  /* The version it was recorded with, before the upgrade changes it. */
+  int recorded_version = 0;
+  sqlite3_stmt *v = NULL;
+  if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK
+      && sqlite3_step (v) == SQLITE_ROW)
+    recorded_version = sqlite3_column_int (v, 0);
+  sqlite3_finalize (v);
   step_start = g_get_monotonic_time ();
   if (!check (cowscope_format_upgrade_schema (db), db, path, error)
       || !check (cowscope_format_fill_lookup_tables (db), db, path, error)
@@ -335,8 +380,10 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
       || (symbolize != NULL && !symbolize (db, path, error)) || !step_done ("symbols")
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")
-      || !exec (db, path, interval_sql, error)
+      || !write_views (db, path, error)
       || !exec (db, path, meta_sql, error)
+      || (recorded_version >= EVENT_COUNTS_SINCE && !exec (db, path, event_counts_sql, error))
+      || !exec (db, path, interval_sql, error)
       || !exec (db, path, "COMMIT", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
@@ -347,10 +394,32 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
   return exec (db, path, "PRAGMA journal_mode = DELETE", error);
 }
 
+gboolean
+cowscope_format_reconcile_counts (sqlite3 *db, const char *path, GError **error)
+{
+  static const char sql[] =
+    /* Threads whose counters the recorder never wrote. */
+    "INSERT OR IGNORE INTO threads (pid, tid, produced, stored, dropped)"
+    " SELECT pid, tid, count (*), count (*), 0 FROM events GROUP BY pid, tid;"
+    "INSERT OR IGNORE INTO thread_events (pid, tid) SELECT pid, tid FROM threads;"
+    /* Events: what the events table holds is what was stored. */
+    "UPDATE thread_events SET stored = (SELECT count (*) FROM events e"
+    "  WHERE e.pid = thread_events.pid AND e.tid = thread_events.tid);"
+    "UPDATE thread_events SET produced = max (produced, stored + dropped);"
+    "UPDATE thread_events SET dropped = produced - stored;"
+    /* Records: the last counters the recorder wrote; what it had not
+     * stored by then is lost. */
+    "UPDATE threads SET produced = max (produced, stored + dropped);"
+    "UPDATE threads SET dropped = produced - stored;";
+  return check (cowscope_format_upgrade_schema (db), db, path, error)
+         && exec (db, path, sql, error);
+}
+
 /* Finalizes a session that an older version finalized: its events are in
  * time order and its derived tables are what derive_sql gives (no
  * version changed them), so only what the current version added is
- * derived: the IPC tables when it lacks them, the packed summaries. */
+ * derived: the IPC tables when it lacks them, the packed summaries, the
+ * span and the views. */
 static gboolean
 refinalize (sqlite3 *db, const char *path, GError **error)
 {
@@ -366,6 +435,7 @@ refinalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, derived_index_sql, error)
       || (!had_ipc && !exec (db, path, ipc_derive_sql, error))
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
+      || !write_views (db, path, error)
       || !exec (db, path, version_sql, error)
       || !exec (db, path, "INSERT OR REPLACE INTO meta (key, value) VALUES"
                           " ('checkpoint_interval', " G_STRINGIFY (COWSCOPE_CHECKPOINT_INTERVAL) ")",

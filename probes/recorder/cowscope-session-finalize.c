@@ -133,6 +133,10 @@ cowscope_session_finalize_file (const char *path, GError **error)
                          "INSERT OR REPLACE INTO meta (key, value) VALUES ('target_end', 'unknown')",
                          error))
         return FALSE;
+      /* Counts the recorder had no chance to write: what `events` holds
+       * was stored, the rest of what was produced is lost. */
+      if (!cowscope_format_reconcile_counts (db, path, error))
+        return FALSE;
     }
   return cowscope_session_finalize (db, path, error);
 }

@@ -1,4 +1,5 @@
-/* test-concurrency.c — stress tests for cow-thread-safety.md: lazy copies
+/* test-concurrency.c — stress tests for the thread-safety promises of
+ * README.md ("Thread safety"): lazy copies
  * handed to different threads that write, clone and free them at the
  * same time.  Run under ThreadSanitizer and AddressSanitizer too.
  *

@@ -2,8 +2,8 @@
  * materialization.
  *
  * The cases of PyTorch's c10/test/core/impl/cow_test.cpp, re-expressed
- * against this engine's public API, plus the guarantees cow-design.md
- * and cow-thread-safety.md add: views, reads that never materialize,
+ * against this engine's public API, plus the guarantees cow-lazy.h and
+ * README.md ("Thread safety") add: views, reads that never materialize,
  * ops that never write their inputs, first writer copies and the last
  * one steals, and bytes freed exactly once. */
 #include "test-support.h"

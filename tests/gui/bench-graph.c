@@ -1,4 +1,4 @@
-/* bench-graph.c — the sharing graph with 100,000 live objects (issue 4's
+/* bench-graph.c — the sharing graph with 100,000 live objects (the
  * benchmark "graph rebuild when moving the cursor"):
  *   the cursor put at a random instant of the session's second half ->
  *   model graph rebuild (median of 50; what this benchmark has always

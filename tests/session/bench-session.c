@@ -1,5 +1,5 @@
 /* bench-session.c — the session model on a generated session of ten
- * million events (issue 4's benchmark):
+ * million events:
  *   open -> first frame data (load + lanes + every lane queried at 1500 px),
  *   timeline window queries while zooming/panning (100 random windows),
  *   graph rebuild at random instants with ~100,000 live objects (jumps:
