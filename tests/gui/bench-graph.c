@@ -67,7 +67,7 @@ main (void)
   g_autoptr (GError) error = NULL;
   if (path == NULL)
     path = fallback;
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+  if (!session_fixture_is_current (path))
     {
       SessionFixtureOptions o = {
         .n_events = 3000000, .n_processes = 2, .n_threads = 4, .target_live = 100000,

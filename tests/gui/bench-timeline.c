@@ -198,7 +198,7 @@ heap_mb (void)
 static gboolean
 ensure_session (const char *path, guint64 n_events)
 {
-  if (g_file_test (path, G_FILE_TEST_EXISTS))
+  if (session_fixture_is_current (path))
     {
       printf ("reusing %s\n", path);
       return TRUE;
@@ -342,7 +342,7 @@ main (int argc, char *argv[])
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
     {
       sizes[i].n = n_opens;
-      if (i == 3 && !g_file_test (sizes[i].path, G_FILE_TEST_EXISTS))
+      if (i == 3 && !session_fixture_is_current (sizes[i].path))
         {
           /* About 150 bytes an event, and room to spare. */
           struct statvfs fs;

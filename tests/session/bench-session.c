@@ -131,7 +131,7 @@ main (void)
     n_events = g_ascii_strtoull (n_env, NULL, 10);
   g_autoptr (GError) error = NULL;
 
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+  if (!session_fixture_is_current (path))
     {
       SessionFixtureOptions o = {
         .n_events = n_events, .n_processes = 2, .n_threads = 4, .target_live = 100000,
