@@ -223,13 +223,15 @@ add_edge (Edges *e, guint from, gint to, guint8 kind)
   e->data[e->len++] = (CowscopeGraphEdge) { from, (guint32) to, kind };
 }
 
-/* A storage's state, from its own links. */
+/* A storage's state, from its own links and whether it left its context
+ * by a steal (@stolen) rather than a copy. */
 static inline guint8
-storage_state (const CowscopeGraphNode *v)
+storage_state (const CowscopeGraphNode *v, gboolean stolen)
 {
   return v->context_id != 0        ? COWSCOPE_NODE_STATE_SHARED
-         : v->left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                   : COWSCOPE_NODE_STATE_OWNED;
+         : v->left_context_id == 0 ? COWSCOPE_NODE_STATE_OWNED
+         : stolen                  ? COWSCOPE_NODE_STATE_STOLEN
+                                   : COWSCOPE_NODE_STATE_MATERIALIZED;
 }
 
 /* Stage 4: the links of nodes [@base, @base + @m), in node order.  Nodes
@@ -268,14 +270,16 @@ stage_link (const Index *x, CowscopeGraphNode *n, guint base, guint m, const Loo
                 add_edge (edges, i, b, COWSCOPE_EDGE_LAZY_COPY_OF);
               break;
             }
-          v->state = storage_state (v);
+          /* A copy, or the shared bytes themselves (a steal): the copy
+           * stage left STOLEN in the node of a storage that stole. */
+          v->state = storage_state (v, v->state == COWSCOPE_NODE_STATE_STOLEN);
           add_edge (edges, i, a, COWSCOPE_EDGE_OWNS);
           if (v->left_context_id != 0)
             {
               add_edge (edges, i, b, COWSCOPE_EDGE_MATERIALIZED_FROM);
               add_edge (edges, i, c, COWSCOPE_EDGE_MATERIALIZED_FROM);
               if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
-                n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
+                n[a].state = v->state;
             }
           break;
         case COWSCOPE_NODE_TENSOR:
@@ -283,7 +287,7 @@ stage_link (const Index *x, CowscopeGraphNode *n, guint base, guint m, const Loo
             /* From the storage's links, not its node's state: another
              * thread may be writing that. */
             if (a >= 0)
-              v->state = storage_state (&n[a]);
+              v->state = storage_state (&n[a], object_at (&x->state, (guint32) sa)->stolen);
             guint size = v->dtype < options->n_itemsizes && options->itemsizes != NULL
                            ? options->itemsizes[v->dtype]
                            : 0;
@@ -312,6 +316,7 @@ node_from_object (CowscopeGraphNode *n, const CowscopeLiveObject *o)
   n->allocation_id = o->allocation_id;
   n->context_id = o->context_id;
   n->left_context_id = o->left_context_id;
+  n->state = o->stolen ? COWSCOPE_NODE_STATE_STOLEN : COWSCOPE_NODE_STATE_OWNED;
   n->storage_id = o->storage_id;
   n->source_id = o->source_id;
   n->numel = o->numel;
