@@ -96,6 +96,8 @@ test_open (void)
   g_assert_true (gui_test_wait_until (session_loaded, window, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (cowscope_timeline_view_get_view_state (view ()) == state ());
+  /* A session opens on its summary: show the timeline. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   wait_frame ();
   /* The whole session is shown at first. */
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (state ());
@@ -596,6 +598,7 @@ test_damaged_chunk (void)
   cowscope_window_open (w, file);
   g_assert_true (gui_test_wait_until (session_loaded, w, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (w), ==, "session");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (nonzero, &errors, 20));
   g_assert_nonnull (cowscope_timeline_view_get_query_error (tv));
   for (int i = 0; i < 3; i++)
@@ -673,6 +676,17 @@ serialize_view (CowscopeTimelineView *tv)
  * the graph and the other panels get the view state only once the
  * timeline has painted an exact frame.  Then the timeline draws exactly
  * what it draws when it queries the lanes itself. */
+/* A session opens on its summary: the timeline instead, as soon as the
+ * session is there and before its first frame. */
+static void
+show_timeline_on_load (CowscopeWindow *win, GParamSpec *pspec, gpointer data)
+{
+  (void) pspec;
+  (void) data;
+  if (cowscope_window_get_view_state (win) != NULL)
+    gtk_widget_activate_action (GTK_WIDGET (win), "win.show-view", "s", "timeline");
+}
+
 static void
 test_first_frame (void)
 {
@@ -685,9 +699,11 @@ test_first_frame (void)
   FirstFrame ff = { w, graph };
   GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (w));
   gulong handler = g_signal_connect (clock, "after-paint", G_CALLBACK (first_frame_after_paint), &ff);
+  gulong shown = g_signal_connect (w, "notify::view-state", G_CALLBACK (show_timeline_on_load), NULL);
   g_autoptr (GFile) file = g_file_new_for_path (session_path);
   cowscope_window_open (w, file);
   g_assert_true (gui_test_wait_until (session_loaded, w, 20));
+  g_signal_handler_disconnect (w, shown);
   /* Loaded, not painted yet: the panels wait. */
   if (ff.painted == 0)
     g_assert_null (cowscope_graph_view_get_view_state (graph));
