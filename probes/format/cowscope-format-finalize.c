@@ -7,19 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cowscope-event-store.h"
 #include "cowscope-format-error.h"
 #include "cowscope-format-index.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-format-vocabulary.h"
 
-/* Indexes for the derivation below and for the readers' queries: an
- * object's events, a thread's time range, CUDA activity by time. */
+/* Indexes for the readers' queries: CUDA activity by time.  `events`
+ * needs none: its chunks are found by seq and time. */
 static const char index_sql[] =
-  "CREATE INDEX IF NOT EXISTS events_object ON events (type, pid, v0);"
-  "CREATE INDEX IF NOT EXISTS events_thread_time ON events (pid, tid, ts);"
-  "CREATE INDEX IF NOT EXISTS events_time ON events (ts);"
-  "CREATE INDEX IF NOT EXISTS events_stack ON events (stack_id) WHERE stack_id IS NOT NULL;"
   "CREATE INDEX IF NOT EXISTS cuda_time ON cuda_activity (pid, start_ns);"
   "CREATE INDEX IF NOT EXISTS cuda_correlation ON cuda_activity (pid, correlation_id);"
   "CREATE INDEX IF NOT EXISTS cuda_external ON cuda_activity (external_id) WHERE external_id IS NOT NULL;";
@@ -34,14 +31,13 @@ static const char derived_index_sql[] =
   "CREATE INDEX IF NOT EXISTS materializations_time ON materializations (begin_ts);"
   "CREATE INDEX IF NOT EXISTS violations_storage ON violations (pid, storage_id);"
   "CREATE INDEX IF NOT EXISTS ranges_thread_time ON ranges (pid, tid, begin_ts);"
-  "CREATE INDEX IF NOT EXISTS marks_time ON marks (ts);"
   "CREATE INDEX IF NOT EXISTS checkpoint_seq ON checkpoints (seq);";
 
 /* The object tables and what happened to the objects. */
 static const char derive_sql[] =
   "DELETE FROM allocations; DELETE FROM storages; DELETE FROM tensors; DELETE FROM contexts;"
   "DELETE FROM lazy_clones; DELETE FROM materializations; DELETE FROM violations;"
-  "DELETE FROM ranges; DELETE FROM marks;"
+  "DELETE FROM ranges;"
 
   /* ALLOCATION_NEW: v0 id, v1 nbytes, v2 address, v3 device; aux kind */
   "INSERT OR IGNORE INTO allocations"
@@ -135,10 +131,6 @@ static const char derive_sql[] =
   "  (SELECT min (f.ts) FROM events f WHERE f.type = :ev_range_end AND f.pid = b.pid"
   "    AND f.v0 = b.v0)"
   " FROM events b WHERE b.type = :ev_range_begin ORDER BY b.seq;"
-  "INSERT INTO marks"
-  " SELECT e.seq, e.pid, e.tid, e.ts,"
-  "  (SELECT s.value FROM strings s WHERE s.pid = e.pid AND s.id = e.v1), nullif (e.v2, 0)"
-  " FROM events e WHERE e.type = :ev_mark;"
 
   /* CUDA: kernel names; external ids through the correlation records. */
   "UPDATE cuda_activity SET name = (SELECT s.value FROM strings s"
@@ -275,55 +267,60 @@ check (gboolean ok, sqlite3 *db, const char *path, GError **error)
   return ok;
 }
 
-/* Renumbers `events` in time order.  The recorder appends events in the
- * order it drains the rings, one ring (thread) at a time, so `seq` is not
- * time order across threads; everything derived from it (materialization
- * pairs, checkpoints, the graph at an instant) needs it to be.  Ties keep
- * each thread's own order.  A no-op when events are already in order, so
- * finalizing twice costs one scan. */
+/* Renumbers `events` in time order.  A recorder stores them in time
+ * order as they arrive, but one that was killed, an event that came later
+ * than the recorder could wait for it (meta.late_events) or a session of
+ * an older version can leave them out of it; everything derived from them
+ * (materialization pairs, checkpoints, the graph at an instant) needs
+ * them in it.  Ties keep each thread's own order.  A no-op, without
+ * decoding a chunk, when the chunks are in order. */
 static gboolean
 order_events_by_time (sqlite3 *db, const char *path, GError **error)
 {
-  sqlite3_stmt *s = NULL;
-  gboolean in_order = TRUE;
-  g_autofree char *ddl = NULL;
-
-  if (sqlite3_prepare_v2 (db,
-                          "SELECT 1 FROM events a JOIN events b ON b.seq = a.seq + 1"
-                          " WHERE b.ts < a.ts LIMIT 1", -1, &s, NULL) != SQLITE_OK)
+  CowscopeEventCatalog *catalog = cowscope_event_catalog_new (db);
+  int rc = cowscope_event_catalog_refresh (catalog);
+  gboolean sorted = cowscope_event_catalog_is_sorted (catalog);
+  cowscope_event_catalog_free (catalog);
+  if (rc != SQLITE_OK)
     return check (FALSE, db, path, error);
-  if (sqlite3_step (s) == SQLITE_ROW)
-    in_order = FALSE;
-  sqlite3_finalize (s);
-  if (in_order)
+  if (sorted)
     return TRUE;
 
-  /* The table's own DDL, so the copy keeps `seq INTEGER PRIMARY KEY`. */
-  if (sqlite3_prepare_v2 (db, "SELECT sql FROM sqlite_master WHERE type = 'table'"
-                          " AND name = 'events'", -1, &s, NULL) != SQLITE_OK)
-    return check (FALSE, db, path, error);
-  if (sqlite3_step (s) == SQLITE_ROW)
-    {
-      const char *sql = (const char *) sqlite3_column_text (s, 0);
-      const char *rest = sql ? strstr (sql, "events") : NULL;
-      if (rest != NULL)
-        ddl = g_strdup_printf ("CREATE TABLE events_by_time%s", rest + strlen ("events"));
-    }
-  sqlite3_finalize (s);
-  if (ddl == NULL)
-    {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
-                   "cannot finalize '%s': it has no events table", path);
-      return FALSE;
-    }
-
   static const char copy_sql[] =
-    "INSERT INTO events_by_time (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id)"
+    "DROP TABLE IF EXISTS temp.events_by_time;"
+    "CREATE TEMP TABLE events_by_time AS"
     " SELECT ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
     " ORDER BY ts, pid, tid, seq;"
-    "DROP TABLE events;"
-    "ALTER TABLE events_by_time RENAME TO events;";
-  return exec (db, path, ddl, error) && exec (db, path, copy_sql, error);
+    "DELETE FROM event_chunks;";
+  if (!exec (db, path, copy_sql, error))
+    return FALSE;
+  CowscopeEventStore *store = cowscope_event_store_new (db, &rc);
+  sqlite3_stmt *q = NULL;
+  if (store != NULL)
+    rc = sqlite3_prepare_v2 (db, "SELECT rowid, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4,"
+                                 " stack_id FROM temp.events_by_time ORDER BY rowid",
+                             -1, &q, NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      CowscopeEventRow row = { 0 };
+      for (int i = 0; i < COWSCOPE_EVENT_N_COLS; i++)
+        {
+          row.col[i] = sqlite3_column_int64 (q, i);
+          if (sqlite3_column_type (q, i) != SQLITE_NULL)
+            continue;
+          if (i == COWSCOPE_EVENT_COL_STACK)
+            row.nulls |= COWSCOPE_EVENT_NULL_STACK;
+          else if (i >= COWSCOPE_EVENT_COL_V0)
+            row.nulls |= 1u << (i - COWSCOPE_EVENT_COL_V0);
+        }
+      rc = cowscope_event_store_append (store, &row);
+    }
+  sqlite3_finalize (q);
+  if (rc == SQLITE_DONE)
+    rc = cowscope_event_store_flush (store);
+  cowscope_event_store_free (store);
+  return check (rc == SQLITE_OK, db, path, error)
+         && exec (db, path, "DROP TABLE temp.events_by_time;", error);
 }
 
 gboolean
