@@ -73,6 +73,12 @@ cowscope_event_store_pending (const CowscopeEventStore *s)
   return s->pending;
 }
 
+/* Counts the chunk rows this process wrote.  A chunk rewritten in place
+ * (finalize putting a session in time order) can keep its seq range, its
+ * count and even its times: a decoded copy is trusted only while no
+ * chunk was written since it was decoded. */
+static gint chunk_writes;
+
 /* Writes the pending events as the chunk row keyed by their first seq. */
 static int
 write_pending (CowscopeEventStore *s)
@@ -80,6 +86,7 @@ write_pending (CowscopeEventStore *s)
   const CowscopeEventBlock *b = s->pending;
   if (b->n == 0)
     return SQLITE_OK;
+  g_atomic_int_inc (&chunk_writes);
   CowscopeEventSummary sum;
   cowscope_event_block_summary (b, b->n, &sum);
   gsize len;
@@ -134,6 +141,7 @@ cowscope_event_store_forget_pending (CowscopeEventStore *s)
 
 typedef struct {
   gint64 first_seq, n, last_seq; /* which chunk it holds (n 0: none) */
+  gint writes;                    /* chunk_writes when it was decoded */
   CowscopeEventBlock *block;
   guint64 used;
 } CachedChunk;
@@ -185,15 +193,22 @@ query_data_version (sqlite3 *db, int *version)
   return rc;
 }
 
-/* Forgets a cached chunk whose row changed (the tail chunk grows). */
+/* Forgets a cached chunk whose row changed (the tail chunk grows) or may
+ * have: every one when another connection committed (it may have
+ * rewritten chunks in place, see chunk_writes). */
 static void
-drop_stale_cache (CowscopeEventCatalog *c)
+drop_stale_cache (CowscopeEventCatalog *c, gboolean other_commit)
 {
   for (guint i = 0; i < CACHED_CHUNKS; i++)
     {
       CachedChunk *k = &c->cache[i];
       if (k->n == 0)
         continue;
+      if (other_commit)
+        {
+          k->n = 0;
+          continue;
+        }
       guint at = cowscope_event_catalog_find_seq (c, k->first_seq);
       const CowscopeChunkInfo *info = at < c->chunks->len
                                         ? &g_array_index (c->chunks, CowscopeChunkInfo, at) : NULL;
@@ -247,10 +262,11 @@ cowscope_event_catalog_refresh (CowscopeEventCatalog *c)
   sqlite3_finalize (q);
   if (rc != SQLITE_DONE)
     return rc;
+  gboolean other_commit = c->loaded && version != c->data_version;
   c->loaded = TRUE;
   c->data_version = version;
   c->changes = changes;
-  drop_stale_cache (c);
+  drop_stale_cache (c, other_commit);
   return SQLITE_OK;
 }
 
@@ -324,7 +340,7 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
     {
       CachedChunk *e = &c->cache[k];
       if (e->n != 0 && e->first_seq == info->first_seq && e->n == info->n
-          && e->last_seq == info->last_seq)
+          && e->last_seq == info->last_seq && e->writes == g_atomic_int_get (&chunk_writes))
         {
           e->used = ++c->clock;
           return e->block;
@@ -352,6 +368,7 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
   if (victim->block == NULL)
     victim->block = cowscope_event_block_new (COWSCOPE_EVENT_CHUNK_EVENTS);
   victim->n = 0;
+  gint writes = g_atomic_int_get (&chunk_writes);
   CowscopeEventChunkHeader expect = { info->first_seq, info->last_seq, info->n };
   gboolean ok = sqlite3_column_type (read, 0) == SQLITE_BLOB
                 && cowscope_event_decode (sqlite3_column_blob (read, 0),
@@ -368,6 +385,7 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
   victim->first_seq = info->first_seq;
   victim->n = info->n;
   victim->last_seq = info->last_seq;
+  victim->writes = writes;
   victim->used = ++c->clock;
   return victim->block;
 }
