@@ -15,6 +15,24 @@
 #include "cowscope-format-views.h"
 #include "cowscope-format-vocabulary.h"
 
+/* The derivation below joins events with themselves by object, thread
+ * and time: it reads them from an indexed copy of rows in the temporary
+ * database, which shadows the packed `events` (SQLite looks a name up in
+ * `temp` first) until dropped.  Readers never see it. */
+static const char event_rows_sql[] =
+  "DROP TABLE IF EXISTS temp.events;"
+  "CREATE TEMP TABLE events (seq INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER, tid INTEGER,"
+  " type INTEGER, op INTEGER, aux INTEGER, v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER,"
+  " v4 INTEGER, stack_id INTEGER);"
+  "INSERT INTO temp.events SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id"
+  " FROM main.events;"
+  "CREATE INDEX temp.events_object ON events (type, pid, v0);"
+  "CREATE INDEX temp.events_thread_time ON events (pid, tid, ts);"
+  "CREATE INDEX temp.events_time ON events (ts);"
+  "CREATE INDEX temp.events_stack ON events (stack_id) WHERE stack_id IS NOT NULL;";
+
+static const char drop_event_rows_sql[] = "DROP TABLE IF EXISTS temp.events;";
+
 /* Indexes for the readers' queries: CUDA activity by time.  `events`
  * needs none: its chunks are found by seq and time. */
 static const char index_sql[] =
@@ -370,10 +388,12 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
   if (!check (cowscope_format_upgrade_schema (db), db, path, error)
       || !check (cowscope_format_fill_lookup_tables (db), db, path, error)
       || !order_events_by_time (db, path, error) || !step_done ("time order")
-      || !exec (db, path, index_sql, error) || !step_done ("event indexes")
+      || !exec (db, path, index_sql, error)
+      || !exec (db, path, event_rows_sql, error) || !step_done ("event rows")
       || !exec (db, path, derive_sql, error) || !step_done ("derived tables")
       || !exec (db, path, derived_index_sql, error) || !step_done ("derived indexes")
       || !exec (db, path, ipc_derive_sql, error) || !step_done ("ipc tables")
+      || !exec (db, path, drop_event_rows_sql, error)
       || (symbolize != NULL && !symbolize (db, path, error)) || !step_done ("symbols")
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")
@@ -384,6 +404,7 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
       || !exec (db, path, "COMMIT", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      sqlite3_exec (db, drop_event_rows_sql, NULL, NULL, NULL);
       return FALSE;
     }
   /* One self-contained file from now on (a user copies *.cowscope). */
@@ -430,7 +451,9 @@ refinalize (sqlite3 *db, const char *path, GError **error)
       || !check (cowscope_format_fill_lookup_tables (db), db, path, error)
       || !exec (db, path, index_sql, error)
       || !exec (db, path, derived_index_sql, error)
-      || (!had_ipc && !exec (db, path, ipc_derive_sql, error))
+      || (!had_ipc
+          && !(exec (db, path, event_rows_sql, error) && exec (db, path, ipc_derive_sql, error)
+               && exec (db, path, drop_event_rows_sql, error)))
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !write_views (db, path, error)
       || !exec (db, path, version_sql, error)
@@ -440,6 +463,7 @@ refinalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, "COMMIT", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
+      sqlite3_exec (db, drop_event_rows_sql, NULL, NULL, NULL);
       return FALSE;
     }
   return exec (db, path, "PRAGMA journal_mode = DELETE", error);
