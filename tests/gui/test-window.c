@@ -13,6 +13,7 @@
 #include "cowscope-window.h"
 
 #include "cowscope-format-schema.h"
+#include "cowscope-format-sqlite.h"
 
 static CowscopeApplication *app;
 static char *tmp_dir;
@@ -418,6 +419,9 @@ main (int   argc,
 
   gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
   adw_init ();
+  /* make_database() opens sessions with plain sqlite3_open(): their
+   * `events` needs the format's module. */
+  cowscope_format_register_everywhere ();
 
   tmp_dir = g_dir_make_tmp ("cowscope-gui-XXXXXX", &error);
   g_assert_no_error (error);
