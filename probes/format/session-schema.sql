@@ -6,12 +6,13 @@
 -- One SQLite file per recording (*.cowscope).  Timestamps are integer ns
 -- on CLOCK_MONOTONIC, one clock for engine and CUDA events.  Object ids
 -- are unique within a process (pid, id), never reused.  While recording,
--- the recorder appends events in time order to `event_chunks` (packed, a
--- few bytes an event; `events` reads them as rows) and derives the other
--- tables as the events arrive; when recording ends it writes what is
--- left, the checkpoints and meta, and sets meta.finalized = 1.  A session
--- whose recorder died before that still holds every committed event and
--- can be finalized later (cowscope-cli finalize).
+-- the recorder appends events to `event_chunks` in the order it drains
+-- the threads' rings (packed, a few bytes an event; `events` reads them
+-- as rows), commits at least every 50 ms, and sets
+-- meta.finalized = 1 once finalizing has put the events in time order and
+-- derived the other tables.  A session whose recorder died before that
+-- still holds every committed event and can be finalized later
+-- (cowscope-cli finalize).
 --
 -- `events` is a virtual table (module cowscope_events): the application
 -- and cowscope-cli have the module; the sqlite3 shell gets it from the
@@ -138,10 +139,9 @@ CREATE TABLE strings (
 -- Every engine trace event, packed: each row holds up to 4096 events that
 -- follow each other in seq, as columns of varint differences compressed
 -- with zstd (README.md, "Session database", gives the layout), with what
--- a reader needs to skip a chunk undecoded.  seq is time order (ts, then
--- each thread's own order) from the moment an event is stored, unless a
--- thread's event arrived later than the recorder could wait for it
--- (meta.late_events): finalizing then puts them in order.
+-- a reader needs to skip a chunk undecoded.  seq is read order while
+-- recording, time order (ts, then each thread's own order) once
+-- finalized.
 CREATE TABLE event_chunks (
   first_seq INTEGER PRIMARY KEY,
   last_seq  INTEGER NOT NULL,
