@@ -345,6 +345,10 @@ counters_write (Writer *w, Counters *c, gint64 start, gint64 end, GError **error
   for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
     {
       cowscope_counter_bins_finish (c->bins[k]);
+      /* A track no event moved is left out: 1.5 MB of zeros, most of
+       * an empty session. */
+      if (cowscope_counter_bins_is_zero (c->bins[k]))
+        continue;
       g_byte_array_set_size (w->buf, 0);
       cowscope_counter_bins_write (c->bins[k], w->buf);
       sqlite3_stmt *q = w->ins_counter;
