@@ -227,15 +227,6 @@ cowscope_counter_bins_finish (CowscopeCounterBins *bins)
     }
 }
 
-gboolean
-cowscope_counter_bins_is_zero (const CowscopeCounterBins *bins)
-{
-  for (guint b = 0; b < bins->n_bins; b++)
-    if (bins->min[b] != 0 || bins->max[b] != 0 || bins->last[b] != 0)
-      return FALSE;
-  return TRUE;
-}
-
 void
 cowscope_counter_bins_write (const CowscopeCounterBins *bins, GByteArray *out)
 {

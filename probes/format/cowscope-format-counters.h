@@ -89,10 +89,6 @@ void cowscope_counter_bins_set (CowscopeCounterBins *bins, gint64 ts, double val
  * function): the track is then complete. */
 void cowscope_counter_bins_finish (CowscopeCounterBins *bins);
 
-/* TRUE when the finished @bins are 0 throughout: what a reader makes of
- * a track that timeline_counters has no row for. */
-gboolean cowscope_counter_bins_is_zero (const CowscopeCounterBins *bins);
-
 /* Appends the finished @bins as timeline_counters.bins: per bin min, max
  * and last, little-endian float64. */
 void cowscope_counter_bins_write (const CowscopeCounterBins *bins, GByteArray *out);

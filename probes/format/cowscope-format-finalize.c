@@ -201,23 +201,6 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
 }
 
 gboolean
-cowscope_format_finalize_derived (sqlite3 *db, const char *path, CowscopeSessionBuilder *builder,
-                                  CowscopeSymbolizeFunc symbolize, GError **error)
-{
-  if (!exec (db, path, "BEGIN", error))
-    return FALSE;
-  step_start = g_get_monotonic_time ();
-  if (!cowscope_session_builder_finish (builder, TRUE, error) || !step_done ("what was left")
-      || (symbolize != NULL && !symbolize (db, path, error)) || !step_done ("symbols")
-      || !complete (db, path, cowscope_format_schema_version (), error))
-    {
-      sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
 cowscope_format_reconcile_counts (sqlite3 *db, const char *path, GError **error)
 {
   static const char sql[] =

@@ -1,28 +1,22 @@
 /* cowscope-format-finalize.h — completing a session: everything the
  * readers of a finalized session rely on.
  *
- * The recorder derives the tables while it records (a session builder,
- * cowscope-session-builder.h) and completes the session with
- * cowscope_format_finalize_derived(): what only the end can tell, the
- * caller's symbolization of stack frames, the session's span
- * (meta.start_ns, end_ns), the views (cowscope-format-views.h), the meta
- * totals; then meta.finalized = 1 and a single file (journal_mode =
- * DELETE).
- *
- * cowscope_format_finalize() does all of it from the stored events, in
- * one transaction: the schema brought to the current version, the lookup
+ * cowscope_format_finalize() does it from the stored events, in one
+ * transaction: the schema brought to the current version, the lookup
  * tables, `events` renumbered in time order if they are not, every
- * derived table, the symbols, the span, the views, the meta totals.  Running it again rebuilds
+ * derived table (one pass of a session builder over the events,
+ * cowscope-session-builder.h), the caller's symbolization of stack
+ * frames, the session's span (meta.start_ns, end_ns), the views
+ * (cowscope-format-views.h) and the meta totals; then meta.finalized = 1
+ * and a single file (journal_mode = DELETE).  Running it again rebuilds
  * the same result, which is how `cowscope-cli finalize` completes a
- * session whose recorder died and upgrades an older one in place; readers
- * upgrade a copy (cowscope_format_finalized_copy()).
+ * session whose recorder died and upgrades an older one in place;
+ * readers upgrade a copy (cowscope_format_finalized_copy()).
  */
 #pragma once
 
 #include <glib.h>
 #include <sqlite3.h>
-
-#include "cowscope-session-builder.h"
 
 G_BEGIN_DECLS
 
@@ -39,13 +33,6 @@ typedef gboolean (*CowscopeSymbolizeFunc) (sqlite3 *db, const char *path, GError
  * (COWSCOPE_SESSION_ERROR) and nothing changed on failure. */
 gboolean cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc symbolize,
                                    GError **error);
-
-/* Completes the session open in @db whose tables @builder derived while
- * it was recorded (every event went through the builder, in time order,
- * and is committed); same results as cowscope_format_finalize(). */
-gboolean cowscope_format_finalize_derived (sqlite3 *db, const char *path,
-                                           CowscopeSessionBuilder *builder,
-                                           CowscopeSymbolizeFunc symbolize, GError **error);
 
 /* A finalized copy of the session @path, made in a new temporary file
  * whose name it returns (the caller deletes it); @path itself is only

@@ -1,7 +1,7 @@
 /* cowscope-session-builder.h — the tables a session derives from its
- * events, derived as the events arrive in time order: what used to be
- * finalization, done while recording, so that a session is ready as soon
- * as its target ends.
+ * events, derived in one pass as the events arrive in time order, with
+ * memory for what is still open only: finalizing costs what reading the
+ * events costs.
  *
  * Each event goes at once into the tables it decides: an object's row
  * (allocations, storages, tensors, contexts) is written when the object
@@ -18,11 +18,11 @@
  * freed, never ended), the IPC tables, the CUDA links and the packed
  * summaries with their checkpoints.
  *
- * These are the only derivation rules in the tree: the recorder feeds a
- * builder while it records; cowscope_format_finalize() runs one over the
- * stored events of a session that was not derived while recorded (its
- * recorder died, an event came too late for its place in time, an older
- * version recorded it).
+ * These are the only derivation rules in the tree.
+ * cowscope_format_finalize() runs a builder over the stored events, in
+ * time order (cowscope_session_builder_run()).  The builder takes one
+ * event at a time so that a recorder can derive while it records, once
+ * it stores events in time order; the recorder does not do that yet.
  */
 #pragma once
 
