@@ -117,6 +117,11 @@ struct _CowscopeTimelineView {
   gboolean cursor_shown;
   guint frame_count;
 
+  /* The first frame of a session, until every lane of it is exact. */
+  gboolean first_frame;
+  guint first_pending;               /* exact queries on their way */
+  GCancellable *first_cancellable;   /* cancels them */
+
   guint query_error_source;
   char *query_error;        /* the last error reported by ::query-error */
 };
