@@ -6,8 +6,6 @@
 
 #include "cowscope-paint.h"
 
-#define EVENT_ROW_Y COWSCOPE_LANE_EVENT_ROW_Y
-#define RANGE_ROW_Y COWSCOPE_LANE_RANGE_ROW_Y
 
 /* Kinds a person looks for: never hidden inside a bucket. */
 static gboolean
@@ -18,16 +16,21 @@ is_notable_kind (guint kind)
          || kind == COWSCOPE_ITEM_VIOLATION;
 }
 
-/* The row a range span is drawn in: its nesting depth among the window's
- * ranges (a range shorter than a pixel has no parent shown). */
-static guint
-range_row (const CowscopeTimelineItem *const *sorted, guint i)
+guint
+cowscope_lane_range_row (const CowscopeLaneGeometry *geometry, const CowscopeRangeNames *names,
+                         guint32 pid, const CowscopeTimelineItem *const *sorted, guint i)
 {
+  g_return_val_if_fail (geometry != NULL && sorted != NULL, 0);
   guint depth = 0;
-  for (guint k = 0; k < i; k++)
-    if (sorted[k]->end_ns >= sorted[i]->end_ns && sorted[k]->start_ns <= sorted[i]->start_ns)
-      depth++;
-  return MIN (depth, COWSCOPE_LANE_N_RANGE_ROWS - 1);
+  if (names != NULL)
+    depth = cowscope_range_names_get_depth (names, pid, sorted[i]->id);
+  else
+    /* Nesting among the window's ranges (a range shorter than a pixel has
+     * no parent shown). */
+    for (guint k = 0; k < i; k++)
+      if (sorted[k]->end_ns >= sorted[i]->end_ns && sorted[k]->start_ns <= sorted[i]->start_ns)
+        depth++;
+  return MIN (depth, MAX (geometry->n_range_rows, 1) - 1);
 }
 
 /* Draws @it as an item of @kind: copies and CUDA work as full-height
@@ -36,27 +39,30 @@ range_row (const CowscopeTimelineItem *const *sorted, guint i)
  * count. */
 static void
 draw_item_kind (CowscopePaintRun *run, const CowscopeTimelineItem *it, guint kind, gboolean cuda,
-                float row_h, const GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
+                const CowscopeLaneGeometry *geo, const GdkRGBA colors[COWSCOPE_N_ITEM_KINDS])
 {
   int x = it->pixel;
+  float y = geo->event_y, row_h = geo->event_h;
   if (cuda || cowscope_lane_kind_is_box (kind))
-    cowscope_paint_run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y, row_h);
+    cowscope_paint_run_add (run, &colors[kind], x, x + 1, y, row_h);
   else if (kind == COWSCOPE_ITEM_LAZY_CLONE || kind == COWSCOPE_ITEM_MARK
            || kind == COWSCOPE_ITEM_IPC)
     {
       int half = it->count == 1 ? 1 : 0;
-      cowscope_paint_run_add (run, &colors[kind], x - half, x + 1 + half, EVENT_ROW_Y,
-                              row_h * 0.5f);
+      cowscope_paint_run_add (run, &colors[kind], x - half, x + 1 + half, y, row_h * 0.5f);
     }
   else if (kind == COWSCOPE_ITEM_VIOLATION)
-    cowscope_paint_run_add (run, &colors[kind], x, x + 2, EVENT_ROW_Y, row_h);
+    cowscope_paint_run_add (run, &colors[kind], x, x + 2, y, row_h);
   else if (kind == COWSCOPE_ITEM_RANGE)
-    cowscope_paint_run_add (run, &colors[kind], x, x + 1, RANGE_ROW_Y,
-                            COWSCOPE_LANE_RANGE_ROW_HEIGHT);
+    {
+      /* A range's begin or end: a tick at the top of the range rows. */
+      if (geo->n_range_rows > 0)
+        cowscope_paint_run_add (run, &colors[kind], x, x + 1, geo->range_y, 3);
+    }
   else
     {
       float h = MIN (4.0f + 2.0f * (float) log2 ((double) it->count), row_h * 0.6f);
-      cowscope_paint_run_add (run, &colors[kind], x, x + 1, EVENT_ROW_Y + row_h - h, h);
+      cowscope_paint_run_add (run, &colors[kind], x, x + 1, y + row_h - h, h);
     }
 }
 
@@ -67,7 +73,7 @@ draw_item_kind (CowscopePaintRun *run, const CowscopeTimelineItem *it, guint kin
  * only left to right. */
 static void
 draw_items (GtkSnapshot *snapshot, CowscopeTimelineWindow *win, const GdkRGBA *colors,
-            gboolean cuda, float row_h)
+            gboolean cuda, const CowscopeLaneGeometry *geo)
 {
   guint n_items;
   const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (win, &n_items);
@@ -76,7 +82,7 @@ draw_items (GtkSnapshot *snapshot, CowscopeTimelineWindow *win, const GdkRGBA *c
     {
       const CowscopeTimelineItem *it = &items[i];
       guint kind = it->kind < COWSCOPE_N_ITEM_KINDS ? it->kind : COWSCOPE_ITEM_OTHER;
-      draw_item_kind (&run, it, kind, cuda, row_h, colors);
+      draw_item_kind (&run, it, kind, cuda, geo, colors);
     }
   cowscope_paint_run_flush (&run);
   for (guint i = 0; i < n_items && !cuda; i++)
@@ -86,16 +92,72 @@ draw_items (GtkSnapshot *snapshot, CowscopeTimelineWindow *win, const GdkRGBA *c
         continue;
       for (guint k = 0; k < COWSCOPE_N_ITEM_KINDS; k++)
         if (k != it->kind && (it->kinds & (1u << k)) != 0 && is_notable_kind (k))
-          draw_item_kind (&run, it, k, cuda, row_h, colors);
+          draw_item_kind (&run, it, k, cuda, geo, colors);
     }
   cowscope_paint_run_flush (&run);
+}
+
+/* @name inside the range box at (@x, @y) @w wide: from the box's left
+ * edge, or the window's when the range began before it, ellipsized to
+ * what is shown of the box; nothing when that is too narrow. */
+static void
+draw_range_label (GtkSnapshot *snapshot, PangoLayout *layout, const char *name, float x, float y,
+                  float w, int width, const CowscopeLaneGeometry *geo, const GdkRGBA *color)
+{
+  float left = MAX (x, 0), right = MIN (x + w, (float) width);
+  if (name == NULL || right - left < COWSCOPE_LANE_MIN_LABELLED_SPAN)
+    return;
+  pango_layout_set_text (layout, name, -1);
+  pango_layout_set_width (layout, (int) ((right - left - 6) * PANGO_SCALE));
+  int lh;
+  pango_layout_get_pixel_size (layout, NULL, &lh);
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (left + 3, y + (geo->range_h - lh) / 2));
+  gtk_snapshot_append_layout (snapshot, layout, color);
+  gtk_snapshot_restore (snapshot);
+}
+
+/* User ranges in the rows of their depth, named when @names knows them
+ * and the box is wide enough. */
+static void
+draw_ranges (GtkSnapshot *snapshot, GPtrArray *ranges, gint64 t0, double nspp, int width,
+             const CowscopeTimelinePalette *palette, const CowscopeLaneGeometry *geo,
+             const CowscopeRangeNames *names, guint32 pid, PangoLayout *layout)
+{
+  if (ranges->len == 0 || geo->n_range_rows == 0)
+    return;
+  g_ptr_array_sort (ranges, cowscope_lane_compare_spans);
+  const GdkRGBA *base = &palette->kinds[COWSCOPE_ITEM_RANGE];
+  GdkRGBA fill = cowscope_rgba_with_alpha (base, 0.22f);
+  GdkRGBA edge = cowscope_rgba_with_alpha (base, 0.9f);
+  GdkRGBA text = cowscope_timeline_palette_fg (palette, 0.9f);
+  PangoEllipsizeMode ellipsize = pango_layout_get_ellipsize (layout);
+  pango_layout_set_ellipsize (layout, PANGO_ELLIPSIZE_END);
+  for (guint i = 0; i < ranges->len; i++)
+    {
+      const CowscopeTimelineItem *s = ranges->pdata[i];
+      float x, w;
+      cowscope_lane_span_px (s, t0, nspp, width, &x, &w);
+      guint row = cowscope_lane_range_row (geo, names, pid,
+                                           (const CowscopeTimelineItem *const *) ranges->pdata, i);
+      float y = geo->range_y + row * geo->range_step;
+      cowscope_paint_rect (snapshot, &fill, x, y, w, geo->range_h);
+      cowscope_paint_rect (snapshot, &edge, x, y, MIN (w, 1), geo->range_h);
+      cowscope_paint_rect (snapshot, &edge, x, y + geo->range_h - 1, w, 1);
+      if (names != NULL)
+        draw_range_label (snapshot, layout, cowscope_range_names_lookup (names, pid, s->id), x, y,
+                          w, width, geo, &text);
+    }
+  pango_layout_set_width (layout, -1);
+  pango_layout_set_ellipsize (layout, ellipsize);
 }
 
 /* Materializations and CUDA activity as boxes in the event row (outlined
  * when wide enough), user ranges in nested rows below it. */
 static void
 draw_spans (GtkSnapshot *snapshot, CowscopeTimelineWindow *win,
-            const CowscopeTimelinePalette *palette, float row_h)
+            const CowscopeTimelinePalette *palette, const CowscopeLaneGeometry *geo,
+            const CowscopeRangeNames *names, guint32 pid, PangoLayout *layout)
 {
   gint64 t0 = cowscope_timeline_window_get_start (win);
   gint64 t1 = cowscope_timeline_window_get_end (win);
@@ -116,33 +178,24 @@ draw_spans (GtkSnapshot *snapshot, CowscopeTimelineWindow *win,
         }
       float x, w;
       cowscope_lane_span_px (s, t0, nspp, width, &x, &w);
-      cowscope_paint_rect (snapshot, &palette->kinds[kind], x, EVENT_ROW_Y, w, row_h);
+      cowscope_paint_rect (snapshot, &palette->kinds[kind], x, geo->event_y, w, geo->event_h);
       if (w >= 5)
-        cowscope_paint_outline (snapshot, &edge, x, EVENT_ROW_Y, w, row_h, 1);
+        cowscope_paint_outline (snapshot, &edge, x, geo->event_y, w, geo->event_h, 1);
     }
-  if (ranges->len == 0)
-    return;
-  g_ptr_array_sort (ranges, cowscope_lane_compare_spans);
-  GdkRGBA c = cowscope_rgba_with_alpha (&palette->kinds[COWSCOPE_ITEM_RANGE], 0.8f);
-  for (guint i = 0; i < ranges->len; i++)
-    {
-      float x, w;
-      cowscope_lane_span_px (ranges->pdata[i], t0, nspp, width, &x, &w);
-      guint row = range_row ((const CowscopeTimelineItem *const *) ranges->pdata, i);
-      cowscope_paint_rect (snapshot, &c, x, RANGE_ROW_Y + row * COWSCOPE_LANE_RANGE_ROW_STEP, w,
-                           COWSCOPE_LANE_RANGE_ROW_HEIGHT);
-    }
+  draw_ranges (snapshot, ranges, t0, nspp, width, palette, geo, names, pid, layout);
 }
 
 GskRenderNode *
 cowscope_event_lane_paint (CowscopeTimelineWindow *window, const CowscopeTimelinePalette *palette,
-                           gboolean cuda, int height)
+                           gboolean cuda, const CowscopeLaneGeometry *geometry,
+                           const CowscopeRangeNames *names, guint32 pid,
+                           PangoLayout *label_layout)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_WINDOW (window), NULL);
-  g_return_val_if_fail (palette != NULL, NULL);
-  float row_h = cuda ? height - 2 * EVENT_ROW_Y : COWSCOPE_LANE_EVENT_ROW_HEIGHT;
+  g_return_val_if_fail (palette != NULL && geometry != NULL, NULL);
+  g_return_val_if_fail (PANGO_IS_LAYOUT (label_layout), NULL);
   GtkSnapshot *snapshot = gtk_snapshot_new ();
-  draw_items (snapshot, window, palette->kinds, cuda, row_h);
-  draw_spans (snapshot, window, palette, row_h);
+  draw_items (snapshot, window, palette->kinds, cuda, geometry);
+  draw_spans (snapshot, window, palette, geometry, names, pid, label_layout);
   return cowscope_lane_paint_finish (snapshot);
 }

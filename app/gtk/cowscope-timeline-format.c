@@ -55,39 +55,124 @@ cowscope_timeline_format_counter (CowscopeCounterKind counter, double value)
   return g_format_size ((guint64) MAX (value, 0));
 }
 
-char *
-cowscope_timeline_format_lane_subtitle (CowscopeTimelineLane *lane)
+/* The program of process @pid of @document (its exe's base name), or
+ * NULL. */
+static char *
+program_of (CowscopeSessionDocument *document, guint32 pid)
 {
-  guint64 n = cowscope_timeline_lane_get_n_events (lane);
+  guint n = cowscope_session_document_get_n_processes (document);
+  for (guint i = 0; i < n; i++)
+    {
+      const CowscopeProcessInfo *p = cowscope_session_document_get_process (document, i);
+      if (p->pid == pid && p->exe != NULL && p->exe[0] != '\0')
+        return g_path_get_basename (p->exe);
+    }
+  return NULL;
+}
+
+void
+cowscope_timeline_format_lane_label (CowscopeTimelineLane *lane, CowscopeSessionDocument *document,
+                                     char **name, char **detail)
+{
+  g_return_if_fail (COWSCOPE_IS_TIMELINE_LANE (lane));
+  g_return_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document));
   guint32 pid = cowscope_timeline_lane_get_pid (lane);
+  gint64 tid = cowscope_timeline_lane_get_tid (lane);
   switch (cowscope_timeline_lane_get_kind (lane))
     {
     case COWSCOPE_LANE_THREAD:
       {
-        g_autofree char *count = cowscope_timeline_format_number (n);
-        return g_strdup_printf (ngettext ("Process %u · %s event", "Process %u · %s events",
-                                          (unsigned long) MIN (n, 1000000)),
-                                pid, count);
+        const char *thread = cowscope_session_document_thread_name (document, pid, tid);
+        *name = thread != NULL && thread[0] != '\0'
+                  ? g_strdup (thread)
+                  : g_strdup_printf (_("Thread %" G_GINT64_FORMAT), tid);
+        /* Translators: a thread lane's second line: thread id and process id */
+        *detail = g_strdup_printf (_("tid %" G_GINT64_FORMAT " · process %u"), tid, pid);
+        return;
       }
     case COWSCOPE_LANE_CUDA_STREAM:
-      return NULL; /* the title says stream and device; the lane is short */
+      *name = g_strdup_printf (_("CUDA stream %" G_GINT64_FORMAT), tid);
+      *detail = g_strdup_printf (_("device %" G_GINT64_FORMAT " · process %u"),
+                                 cowscope_timeline_lane_get_device (lane), pid);
+      return;
     case COWSCOPE_LANE_PROCESS:
       {
-        g_autofree char *count = cowscope_timeline_format_number (n);
-        return g_strdup_printf (ngettext ("Process %u · %s IPC event",
-                                          "Process %u · %s IPC events",
-                                          (unsigned long) MIN (n, 1000000)),
-                                pid, count);
+        /* The model's title: the program, or "rank 3 · train" for a
+         * merged session's member. */
+        const char *title = cowscope_timeline_lane_get_title (lane);
+        *name = title != NULL && title[0] != '\0' ? g_strdup (title) : program_of (document, pid);
+        if (*name == NULL)
+          *name = g_strdup_printf (_("Process %u"), pid);
+        /* Translators: a process lane's second line */
+        *detail = g_strdup_printf (_("process %u"), pid);
+        return;
       }
     case COWSCOPE_LANE_COUNTER:
     default:
-      return g_strdup (_("Counter"));
+      *name = g_strdup (cowscope_timeline_lane_get_title (lane));
+      *detail = g_strdup (_("Counter"));
+      return;
     }
 }
 
-/* The translated name of an item kind. */
-static const char *
-kind_name (guint kind)
+char *
+cowscope_timeline_format_lane_tooltip (CowscopeTimelineLane *lane, CowscopeSessionDocument *document)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_LANE (lane), NULL);
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
+  guint32 pid = cowscope_timeline_lane_get_pid (lane);
+  gint64 tid = cowscope_timeline_lane_get_tid (lane);
+  CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (lane);
+  g_autofree char *name = NULL, *detail = NULL;
+  cowscope_timeline_format_lane_label (lane, document, &name, &detail);
+  g_autofree char *program = program_of (document, pid);
+  GString *s = g_string_new (name);
+  g_string_append_c (s, '\n');
+  switch (kind)
+    {
+    case COWSCOPE_LANE_THREAD:
+      if (program != NULL)
+        g_string_append_printf (s, _("Thread %" G_GINT64_FORMAT " of process %u (%s)"), tid, pid,
+                                program);
+      else
+        g_string_append_printf (s, _("Thread %" G_GINT64_FORMAT " of process %u"), tid, pid);
+      break;
+    case COWSCOPE_LANE_CUDA_STREAM:
+      g_string_append_printf (s, _("Stream %" G_GINT64_FORMAT " on CUDA device %" G_GINT64_FORMAT
+                                   " of process %u"),
+                              tid, cowscope_timeline_lane_get_device (lane), pid);
+      break;
+    case COWSCOPE_LANE_PROCESS:
+      {
+        guint64 n = cowscope_timeline_lane_get_n_events (lane);
+        g_autofree char *count = cowscope_timeline_format_number (n);
+        g_string_append_printf (s, ngettext ("Process %u · %s IPC event", "Process %u · %s IPC events",
+                                             (unsigned long) MIN (n, 1000000)),
+                                pid, count);
+        g_string_append_c (s, '\n');
+        g_string_append (s, _("Its threads are the lanes below it (the triangle folds them)"));
+      }
+      break;
+    case COWSCOPE_LANE_COUNTER:
+    default:
+      g_string_append (s, _("A counter over the whole session"));
+      break;
+    }
+  if (kind == COWSCOPE_LANE_THREAD || kind == COWSCOPE_LANE_CUDA_STREAM)
+    {
+      guint64 n = cowscope_timeline_lane_get_n_events (lane);
+      g_autofree char *count = cowscope_timeline_format_number (n);
+      g_string_append_c (s, '\n');
+      g_string_append_printf (s, ngettext ("%s event", "%s events", (unsigned long) MIN (n, 1000000)),
+                              count);
+    }
+  g_string_append_c (s, '\n');
+  g_string_append (s, _("Right-click for the lane menu; drag the column’s edge to resize it"));
+  return g_string_free (s, FALSE);
+}
+
+const char *
+cowscope_timeline_format_kind_name (CowscopeItemKind kind)
 {
   switch ((CowscopeItemKind) kind)
     {
@@ -120,7 +205,7 @@ kind_name (guint kind)
 
 char *
 cowscope_timeline_format_item_tooltip (CowscopeTimelineLane *lane, const CowscopeTimelineItem *it,
-                                       gint64 origin)
+                                       gint64 origin, const char *range_name)
 {
   g_autofree char *at = cowscope_timeline_format_duration (it->start_ns - origin);
   if (it->count > 1)
@@ -130,9 +215,14 @@ cowscope_timeline_format_item_tooltip (CowscopeTimelineLane *lane, const Cowscop
       return g_strdup_printf (ngettext ("%s event in %s at %s, mostly “%s”\nZoom in to see them",
                                         "%s events in %s at %s, mostly “%s”\nZoom in to see them",
                                         it->count),
-                              count, span, at, kind_name (it->kind));
+                              count, span, at, cowscope_timeline_format_kind_name (it->kind));
     }
-  GString *s = g_string_new (kind_name (it->kind));
+  GString *s = g_string_new (NULL);
+  if (it->kind == COWSCOPE_ITEM_RANGE && range_name != NULL)
+    /* Translators: a user range (cow_range_push()) and its name */
+    g_string_append_printf (s, _("User range “%s”"), range_name);
+  else
+    g_string_append (s, cowscope_timeline_format_kind_name (it->kind));
   if (it->end_ns > it->start_ns)
     {
       g_autofree char *dur = cowscope_timeline_format_duration (it->end_ns - it->start_ns);

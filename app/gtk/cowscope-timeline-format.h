@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "cowscope-range-totals.h"
+#include "cowscope-session-document.h"
 #include "cowscope-timeline-item.h"
 #include "cowscope-timeline-lane.h"
 
@@ -28,12 +29,28 @@ char *cowscope_timeline_format_number (guint64 n);
 /* A counter's value: a size for byte counters, else a count. */
 char *cowscope_timeline_format_counter (CowscopeCounterKind counter, double value);
 
-/* The second line of @lane's title, or NULL when it has none. */
-char *cowscope_timeline_format_lane_subtitle (CowscopeTimelineLane *lane);
+/* What @lane of @document is called in its label: a @name ("worker-1",
+ * the thread's name, or "Thread 1234"; a process's program; "CUDA stream
+ * 7"; a counter's title) and a @detail line that says which thread,
+ * stream or process it is ("tid 1234 · process 99"); both newly
+ * allocated. */
+void cowscope_timeline_format_lane_label (CowscopeTimelineLane *lane,
+                                          CowscopeSessionDocument *document, char **name,
+                                          char **detail);
 
-/* The tooltip of @item in @lane (times after @origin, the session start). */
+/* The tooltip of @lane's label: its whole name, which thread of which
+ * process (and program), and how many events it holds. */
+char *cowscope_timeline_format_lane_tooltip (CowscopeTimelineLane *lane,
+                                             CowscopeSessionDocument *document);
+
+/* The tooltip of @item in @lane (times after @origin, the session start);
+ * @range_name: a user range's name, or NULL. */
 char *cowscope_timeline_format_item_tooltip (CowscopeTimelineLane *lane,
-                                             const CowscopeTimelineItem *item, gint64 origin);
+                                             const CowscopeTimelineItem *item, gint64 origin,
+                                             const char *range_name);
+
+/* The name of an item kind, for people ("Copy", "Lazy clone"). */
+const char *cowscope_timeline_format_kind_name (CowscopeItemKind kind);
 
 /* The tooltip of counter lane @lane's @sample. */
 char *cowscope_timeline_format_sample_tooltip (CowscopeTimelineLane *lane,

@@ -10,29 +10,40 @@
 
 #include <gtk/gtk.h>
 
+#include "cowscope-lane-painter.h"
 #include "cowscope-timeline-lane.h"
 #include "cowscope-timeline-palette.h"
 
 G_BEGIN_DECLS
 
-/* Outlines event @seq in a thread lane's @window where it is shown on its
- * own (a span, or an item not merged into a bucket); nothing otherwise. */
+/* Outlines event @seq in a thread lane's @window (laid out as @geometry)
+ * where it is shown on its own (a span, or an item not merged into a
+ * bucket); nothing otherwise. */
 void cowscope_overlay_selected (GtkSnapshot *snapshot, CowscopeTimelineWindow *window,
-                                gint64 seq, float x0, float y0, const GdkRGBA *color);
+                                const CowscopeLaneGeometry *geometry, gint64 seq, float x0,
+                                float y0, const GdkRGBA *color);
 
 /* Outlines, in a thread lane's event row, an event from widget x @x_start
  * to @x_end, kept inside the data area [@left, @right): by time, so it is
  * seen even where it shares a pixel with others.  Nothing when it is
  * outside. */
-void cowscope_overlay_highlighted (GtkSnapshot *snapshot, double x_start, double x_end,
-                                   float left, float right, float y0, const GdkRGBA *color);
+void cowscope_overlay_highlighted (GtkSnapshot *snapshot, const CowscopeLaneGeometry *geometry,
+                                   double x_start, double x_end, float left, float right,
+                                   float y0, const GdkRGBA *color);
 
-/* Outlines @item (a span of @window when @is_span) of a lane of @kind and
- * @height: what the pointer is over. */
+/* Outlines @item (a span of @window when @is_span) of a lane laid out as
+ * @geometry: what the pointer is over.  A user range is outlined in range
+ * row @range_row. */
 void cowscope_overlay_hover (GtkSnapshot *snapshot, CowscopeTimelineWindow *window,
                              const CowscopeTimelineItem *item, gboolean is_span,
-                             CowscopeLaneKind kind, int height, float x0, float y0,
-                             const GdkRGBA *color);
+                             const CowscopeLaneGeometry *geometry, int range_row, float x0,
+                             float y0, const GdkRGBA *color);
+
+/* A flow arrow from (@x_from, @y_from) to (@x_to, @y_to), widget
+ * coordinates: a curve leaving and arriving level, a head at its end, a
+ * dot at its start, as Perfetto draws flows. */
+void cowscope_overlay_flow (GtkSnapshot *snapshot, double x_from, double y_from, double x_to,
+                            double y_to, const GdkRGBA *color);
 
 /* Shades the selected range, from widget x @x_start to @x_end clamped to
  * [@left, @right), over the whole @height. */

@@ -1,121 +1,36 @@
 /* cowscope-timeline-view.c — see cowscope-timeline-view.h.
  *
  * The widget lays the lanes out under its time ruler (a child widget),
- * caches their render nodes, hit-tests and handles input.  Drawing
- * follows Sysprof's patterns on GTK 4.8: a lane painter
- * (cowscope-lane-painter.h) turns each lane's query result into a
- * GskRenderNode once per (window, width, palette), replayed with
- * gtk_snapshot_append_node; the selection, the cursor, the hover and the
- * range totals are drawn on top every frame.  Lane queries are cheap
- * (in-memory, O(pixels x log events)) and run in the snapshot; the
- * session model counts a range's totals in a worker thread.  Until the
- * first frame of a session is exact, the lanes do not read the file in
- * the snapshot: what is not decoded yet is estimated from the chunks'
- * rows (cowscope_timeline_lane_query_cached()) and the exact answers come
- * from worker threads, each redrawing its lane (a big session's first
- * whole-session frame decodes every chunk).
+ * caches their render nodes and draws.  Drawing follows Sysprof's
+ * patterns on GTK 4.8: a lane painter (cowscope-lane-painter.h) turns
+ * each lane's query result into a GskRenderNode once per (window, width,
+ * palette), replayed with gtk_snapshot_append_node; the selection, the
+ * cursor, the hover, the flows and the range totals are drawn on top
+ * every frame.  Lane queries are cheap (in-memory, O(pixels x log
+ * events)) and run in the snapshot; the session model counts a range's
+ * totals, finds the highlighted objects' events and the selection's
+ * flows, and reads the range names in worker threads.  Until the first
+ * frame of a session is exact, the lanes do not read the file in the
+ * snapshot: what is not decoded yet is estimated from the chunks' rows
+ * (cowscope_timeline_lane_query_cached()) and the exact answers come from
+ * worker threads, each redrawing its lane (a big session's first
+ * whole-session frame decodes every chunk).  Input is in
+ * cowscope-timeline-input.c, actions and keys in cowscope-timeline-keys.c.
  */
 #include "cowscope-config.h"
 
 #include <math.h>
 
-#include "cowscope-timeline-view.h"
+#include "cowscope-timeline-view-private.h"
 
 #include "cowscope-lane-order.h"
-#include "cowscope-lane-painter.h"
 #include "cowscope-object-events.h"
 #include "cowscope-paint.h"
 #include "cowscope-time-ruler.h"
 #include "cowscope-timeline-format.h"
 #include "cowscope-timeline-overlay.h"
-#include "cowscope-timeline-palette.h"
 
-#define RULER_HEIGHT COWSCOPE_TIME_RULER_HEIGHT
-#define GUTTER_WIDTH 176
-#define THREAD_LANE_HEIGHT 46
-#define CUDA_LANE_HEIGHT 28
-#define COUNTER_LANE_HEIGHT 40
-#define PROCESS_LANE_HEIGHT 64
-#define ZOOM_STEP 1.5
-#define PAN_STEP 0.15
-#define CLICK_SLOP 3.0
 #define TOTALS_DELAY_MS 60  /* coalesces a drag's many range changes */
-
-typedef struct {
-  CowscopeTimelineLane *lane;
-  CowscopeLaneKind kind;
-  int y;                            /* content y (0 = just below the ruler) */
-  int height;
-  GskRenderNode *node;              /* data area, lane-local; NULL: stale */
-  GskRenderNode *title_node;        /* gutter; NULL: stale */
-  CowscopeTimelineWindow *window;   /* what `node` shows (hit testing) */
-} Lane;
-
-/* What the pointer is over. */
-typedef struct {
-  int lane;                          /* -1: none */
-  const CowscopeTimelineItem *item;  /* item or span of lanes[lane].window */
-  gboolean is_span;
-  const CowscopeCounterSample *sample;
-} Hit;
-
-enum {
-  DRAG_NONE,
-  DRAG_PENDING,  /* pressed, not moved beyond CLICK_SLOP */
-  DRAG_PAN,
-  DRAG_RANGE,
-};
-
-struct _CowscopeTimelineView {
-  GtkWidget parent_instance;
-
-  CowscopeViewState *state;
-  GtkWidget *ruler;       /* CowscopeTimeRuler, the child on top */
-  GPtrArray *lanes;       /* Lane* */
-  int content_height;
-
-  GtkAdjustment *hadjustment;
-  GtkAdjustment *vadjustment;
-  guint hscroll_policy : 1;
-  guint vscroll_policy : 1;
-
-  /* The key the cached lane nodes were drawn for (with the palette). */
-  gint64 cache_t0, cache_t1;
-  int cache_width;
-  CowscopeTimelinePalette palette;
-  gboolean palette_stale;   /* the style changed: look the colours up again */
-
-  PangoLayout *layout;
-
-  gboolean pointer_inside;
-  double pointer_x, pointer_y;
-
-  int drag_mode;
-  gboolean drag_range_start;  /* the press asked for a range (ruler, Shift) */
-  double drag_x, drag_y;
-  gint64 drag_t0, drag_t1;
-
-  gint64 pinch_t0, pinch_t1;
-  double pinch_x;
-
-  GCancellable *highlight_cancellable;
-  GArray *highlighted;      /* CowscopeObjectEvent of the highlighted objects; NULL: finding */
-
-  GCancellable *totals_cancellable;
-  guint totals_source;
-  gboolean totals_valid;
-  CowscopeRangeTotals totals;
-
-  guint frame_count;
-
-  /* The first frame of a session, until every lane of it is exact. */
-  gboolean first_frame;
-  guint first_pending;               /* exact queries on their way */
-  GCancellable *first_cancellable;   /* cancels them */
-
-  guint query_error_source;
-  char *query_error;        /* the last error reported by ::query-error */
-};
 
 enum { QUERY_ERROR, N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -129,6 +44,10 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (CowscopeTimelineView, cowscope_timeline_view, GTK
 enum {
   PROP_0,
   PROP_VIEW_STATE,
+  PROP_LABEL_WIDTH,
+  PROP_LANE_HEIGHT,
+  PROP_SHOW_COUNTERS,
+  PROP_CURSOR_SHOWN,
   N_PROPS,
   /* GtkScrollable */
   PROP_HADJUSTMENT = N_PROPS,
@@ -139,25 +58,35 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+static void range_changed (CowscopeTimelineView *self);
+static void rebuild_lanes (CowscopeTimelineView *self);
+
 /* ---- geometry ------------------------------------------------------------ */
 
 /* The data area's width in pixels (what lanes are queried at); >= 1. */
-static int
-data_width (CowscopeTimelineView *self)
+int
+cowscope_timeline_view_data_width (CowscopeTimelineView *self)
 {
-  return MAX (gtk_widget_get_width (GTK_WIDGET (self)) - GUTTER_WIDTH, 1);
+  return MAX (gtk_widget_get_width (GTK_WIDGET (self)) - self->label_width, 1);
 }
 
-/* The vertical scroll offset of the lanes. */
+/* The vertical scroll offset of the scrolled lanes. */
 static int
 scroll_y (CowscopeTimelineView *self)
 {
   return self->vadjustment ? (int) gtk_adjustment_get_value (self->vadjustment) : 0;
 }
 
+/* The top of the scrolled lanes' area, in widget coordinates. */
+static int
+scrolled_top (CowscopeTimelineView *self)
+{
+  return RULER_HEIGHT + self->pinned_height;
+}
+
 /* The visible window; FALSE without a view state. */
-static gboolean
-visible (CowscopeTimelineView *self, gint64 *t0, gint64 *t1)
+gboolean
+cowscope_timeline_view_visible (CowscopeTimelineView *self, gint64 *t0, gint64 *t1)
 {
   if (self->state == NULL)
     return FALSE;
@@ -166,39 +95,69 @@ visible (CowscopeTimelineView *self, gint64 *t0, gint64 *t1)
   return *t1 > *t0;
 }
 
-/* Widget x of time @t (may fall outside the widget). */
 double
 cowscope_timeline_view_time_to_x (CowscopeTimelineView *self, gint64 t)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
   gint64 t0, t1;
-  if (!visible (self, &t0, &t1))
-    return GUTTER_WIDTH;
-  return cowscope_time_axis_to_x (t, t0, t1, GUTTER_WIDTH, data_width (self));
+  if (!cowscope_timeline_view_visible (self, &t0, &t1))
+    return self->label_width;
+  return cowscope_time_axis_to_x (t, t0, t1, self->label_width,
+                                  cowscope_timeline_view_data_width (self));
 }
 
-/* The time at widget x @x (extrapolated outside the data area). */
 gint64
 cowscope_timeline_view_x_to_time (CowscopeTimelineView *self, double x)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
   gint64 t0, t1;
-  if (!visible (self, &t0, &t1))
+  if (!cowscope_timeline_view_visible (self, &t0, &t1))
     return 0;
-  return cowscope_time_axis_to_time (x, t0, t1, GUTTER_WIDTH, data_width (self));
+  return cowscope_time_axis_to_time (x, t0, t1, self->label_width,
+                                     cowscope_timeline_view_data_width (self));
 }
 
-/* The lane under widget y @y, or -1 (the ruler, or below the lanes). */
-static int
-lane_at (CowscopeTimelineView *self, double y)
+/* The widget y of @lane's top (pinned lanes do not scroll). */
+int
+cowscope_timeline_view_lane_top (CowscopeTimelineView *self, const Lane *lane)
+{
+  if (lane->pinned)
+    return RULER_HEIGHT + lane->y;
+  return scrolled_top (self) + lane->y - scroll_y (self);
+}
+
+/* The lane under widget y @y, or -1 (the ruler, below the lanes, or a
+ * scrolled lane under the pinned ones). */
+int
+cowscope_timeline_view_lane_at (CowscopeTimelineView *self, double y)
 {
   if (self->lanes == NULL || y < RULER_HEIGHT)
     return -1;
-  double cy = y - RULER_HEIGHT + scroll_y (self);
+  gboolean in_pinned = y < scrolled_top (self);
   for (guint i = 0; i < self->lanes->len; i++)
     {
       Lane *lane = self->lanes->pdata[i];
-      if (cy >= lane->y && cy < lane->y + lane->height)
+      if (lane->pinned != in_pinned)
+        continue;
+      int top = cowscope_timeline_view_lane_top (self, lane);
+      if (y >= top && y < top + lane->geometry.height)
+        return (int) i;
+    }
+  return -1;
+}
+
+/* The shown lane of @kind for (@pid, @tid[, @device]), or -1. */
+int
+cowscope_timeline_view_find_lane (CowscopeTimelineView *self, CowscopeLaneKind kind, guint32 pid,
+                                  gint64 tid, gint64 device)
+{
+  for (guint i = 0; self->lanes != NULL && i < self->lanes->len; i++)
+    {
+      Lane *lane = self->lanes->pdata[i];
+      if (lane->kind == kind && cowscope_timeline_lane_get_pid (lane->lane) == pid
+          && (kind == COWSCOPE_LANE_PROCESS || cowscope_timeline_lane_get_tid (lane->lane) == tid)
+          && (kind != COWSCOPE_LANE_CUDA_STREAM
+              || cowscope_timeline_lane_get_device (lane->lane) == device))
         return (int) i;
     }
   return -1;
@@ -206,7 +165,6 @@ lane_at (CowscopeTimelineView *self, double y)
 
 /* ---- lanes ------------------------------------------------------------------ */
 
-/* Frees one Lane. */
 static void
 lane_free (gpointer data)
 {
@@ -218,7 +176,7 @@ lane_free (gpointer data)
   g_free (lane);
 }
 
-/* Drops every cached lane node (and titles when @titles); the caller
+/* Drops every cached lane node (and labels when @titles); the caller
  * redraws. */
 static void
 drop_caches (CowscopeTimelineView *self, gboolean titles)
@@ -240,52 +198,101 @@ update_adjustment (CowscopeTimelineView *self)
 {
   if (self->vadjustment == NULL)
     return;
-  double page = MAX (gtk_widget_get_height (GTK_WIDGET (self)) - RULER_HEIGHT, 1);
+  double page = MAX (gtk_widget_get_height (GTK_WIDGET (self)) - scrolled_top (self), 1);
   double upper = MAX (self->content_height, page);
   double value = CLAMP (gtk_adjustment_get_value (self->vadjustment), 0, upper - page);
   gtk_adjustment_configure (self->vadjustment, value, 0, upper, 24, page * 0.9, page);
 }
 
-/* How tall a lane of @kind is. */
-static int
-lane_height (CowscopeLaneKind kind)
+/* Measures the fonts: a range name's line and a lane label's two lines. */
+static void
+measure_text (CowscopeTimelineView *self)
 {
-  switch (kind)
-    {
-    case COWSCOPE_LANE_THREAD: return THREAD_LANE_HEIGHT;
-    case COWSCOPE_LANE_CUDA_STREAM: return CUDA_LANE_HEIGHT;
-    case COWSCOPE_LANE_PROCESS: return PROCESS_LANE_HEIGHT;
-    case COWSCOPE_LANE_COUNTER:
-    default: return COUNTER_LANE_HEIGHT;
-    }
+  int h;
+  pango_layout_set_text (self->range_layout, "Ag", -1);
+  pango_layout_get_pixel_size (self->range_layout, NULL, &h);
+  self->text_height = h;
+  pango_layout_set_text (self->layout, "Ag", -1);
+  pango_layout_get_pixel_size (self->layout, NULL, &h);
+  self->label_height = 2 * h + 8;
 }
 
-/* Rebuilds the lane list from the document, in the model's display
- * order, stacked top to bottom. */
+/* Rows of ranges thread lane @lane needs (one until the names are read,
+ * so no range is left out meanwhile). */
+static guint
+range_rows (CowscopeTimelineView *self, CowscopeTimelineLane *lane)
+{
+  if (cowscope_timeline_lane_get_kind (lane) != COWSCOPE_LANE_THREAD)
+    return 0;
+  if (self->range_names == NULL)
+    return 1;
+  return cowscope_range_names_get_thread_rows (self->range_names,
+                                               cowscope_timeline_lane_get_pid (lane),
+                                               cowscope_timeline_lane_get_tid (lane));
+}
+
+/* The lanes from the document, in the model's display order as the lane
+ * filter arranges them: pinned ones stacked in their area, the others in
+ * the scrolled one. */
 static void
 rebuild_lanes (CowscopeTimelineView *self)
 {
   g_clear_pointer (&self->lanes, g_ptr_array_unref);
-  self->content_height = 0;
+  self->content_height = self->pinned_height = 0;
+  self->n_pinned = 0;
   if (self->state != NULL)
     {
       CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
       g_autoptr (GPtrArray) ordered =
         cowscope_lane_order_for_display (cowscope_session_document_get_lanes (doc));
+      g_autoptr (GPtrArray) shown =
+        cowscope_lane_filter_arrange (self->filter, doc, ordered, &self->n_pinned);
+      measure_text (self);
       self->lanes = g_ptr_array_new_with_free_func (lane_free);
-      for (guint i = 0; i < ordered->len; i++)
+      for (guint i = 0; i < shown->len; i++)
         {
           Lane *lane = g_new0 (Lane, 1);
-          lane->lane = g_object_ref (ordered->pdata[i]);
+          lane->lane = g_object_ref (shown->pdata[i]);
           lane->kind = cowscope_timeline_lane_get_kind (lane->lane);
-          lane->y = self->content_height;
-          lane->height = lane_height (lane->kind);
-          self->content_height += lane->height;
+          lane->pinned = i < self->n_pinned;
+          /* CUDA lanes show one line of label; the others two.  A
+           * process lane with no IPC draws nothing: its label is all. */
+          int min_height = lane->kind == COWSCOPE_LANE_CUDA_STREAM
+                             ? self->label_height / 2 + 2 : self->label_height;
+          if (lane->kind == COWSCOPE_LANE_PROCESS
+              && cowscope_timeline_lane_get_n_events (lane->lane) == 0)
+            min_height = -self->label_height;
+          cowscope_lane_geometry_init (&lane->geometry, lane->kind, self->row_height,
+                                       range_rows (self, lane->lane), self->text_height,
+                                       min_height);
+          int *end = lane->pinned ? &self->pinned_height : &self->content_height;
+          lane->y = *end;
+          *end += lane->geometry.height;
           g_ptr_array_add (self->lanes, lane);
         }
     }
+  self->cache_t0 = self->cache_t1 = -1;
   update_adjustment (self);
   gtk_widget_queue_resize (GTK_WIDGET (self));
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* Brings shown lane @i into the scrolled area's view (pinned lanes are
+ * always in view). */
+void
+cowscope_timeline_view_scroll_lane_into_view (CowscopeTimelineView *self, int i)
+{
+  if (self->lanes == NULL || i < 0 || (guint) i >= self->lanes->len || self->vadjustment == NULL)
+    return;
+  Lane *lane = self->lanes->pdata[i];
+  if (lane->pinned)
+    return;
+  double value = gtk_adjustment_get_value (self->vadjustment);
+  double page = gtk_adjustment_get_page_size (self->vadjustment);
+  if (lane->y < value)
+    gtk_adjustment_set_value (self->vadjustment, lane->y);
+  else if (lane->y + lane->geometry.height > value + page)
+    gtk_adjustment_set_value (self->vadjustment, lane->y + lane->geometry.height - page);
 }
 
 /* ---- the cache of lane nodes ------------------------------------------------- */
@@ -308,14 +315,14 @@ refresh_palette (CowscopeTimelineView *self)
 
 /* Drops the lane caches when the window, the width or the colours
  * changed since they were drawn; FALSE without a window to show. */
-static gboolean
-validate_cache (CowscopeTimelineView *self)
+gboolean
+cowscope_timeline_view_validate_cache (CowscopeTimelineView *self)
 {
   gint64 t0, t1;
-  if (!visible (self, &t0, &t1) || self->lanes == NULL)
+  if (!cowscope_timeline_view_visible (self, &t0, &t1) || self->lanes == NULL)
     return FALSE;
   refresh_palette (self);
-  int dw = data_width (self);
+  int dw = cowscope_timeline_view_data_width (self);
   if (self->cache_t0 != t0 || self->cache_t1 != t1 || self->cache_width != dw)
     {
       drop_caches (self, FALSE);
@@ -380,8 +387,8 @@ first_query_done (GObject *source, GAsyncResult *result, gpointer user_data)
  * may not have been drawn: scrolled out of view).  During the first
  * frame, an estimate that needs no reading, and the exact answer asked
  * of a worker thread. */
-static void
-ensure_lane_window (CowscopeTimelineView *self, Lane *lane)
+void
+cowscope_timeline_view_ensure_lane_window (CowscopeTimelineView *self, Lane *lane)
 {
   if (lane->window != NULL)
     return;
@@ -413,129 +420,70 @@ ensure_lane_node (CowscopeTimelineView *self, Lane *lane)
 {
   if (lane->node != NULL)
     return;
-  ensure_lane_window (self, lane);
+  cowscope_timeline_view_ensure_lane_window (self, lane);
   switch (lane->kind)
     {
     case COWSCOPE_LANE_COUNTER:
       lane->node = cowscope_counter_lane_paint (lane->window, &self->palette,
                                                 cowscope_timeline_lane_get_counter (lane->lane),
-                                                lane->height, self->layout);
+                                                lane->geometry.height, self->layout);
       break;
     case COWSCOPE_LANE_PROCESS:
-      lane->node = cowscope_process_lane_paint (lane->window, &self->palette, lane->height);
+      lane->node = cowscope_process_lane_paint (lane->window, &self->palette,
+                                                lane->geometry.height);
       break;
     case COWSCOPE_LANE_CUDA_STREAM:
     case COWSCOPE_LANE_THREAD:
     default:
       lane->node = cowscope_event_lane_paint (lane->window, &self->palette,
                                               lane->kind == COWSCOPE_LANE_CUDA_STREAM,
-                                              lane->height);
+                                              &lane->geometry, self->range_names,
+                                              cowscope_timeline_lane_get_pid (lane->lane),
+                                              self->range_layout);
       break;
     }
 }
 
-/* Makes sure @lane's gutter node (its title) exists. */
+/* What @lane's label says (@name and @detail newly allocated, pointed to
+ * by @label). */
+void
+cowscope_timeline_view_label_texts (CowscopeTimelineView *self, Lane *lane,
+                                    CowscopeLaneLabel *label, char **name, char **detail)
+{
+  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
+  cowscope_timeline_format_lane_label (lane->lane, doc, name, detail);
+  *label = (CowscopeLaneLabel) {
+    .name = *name,
+    .detail = *detail,
+    .bold = lane->kind == COWSCOPE_LANE_PROCESS,
+    .expander = -1,
+    .pinned = lane->pinned,
+  };
+  if (lane->kind == COWSCOPE_LANE_PROCESS)
+    label->expander = cowscope_lane_filter_get_collapsed (
+                        self->filter, cowscope_timeline_lane_get_pid (lane->lane)) ? 0 : 1;
+}
+
+/* Makes sure @lane's label node exists. */
 static void
 ensure_title_node (CowscopeTimelineView *self, Lane *lane)
 {
-  if (lane->title_node == NULL)
-    lane->title_node = cowscope_lane_title_paint (lane->lane, &self->palette, GUTTER_WIDTH,
-                                                  lane->height, self->layout);
-}
-
-/* ---- hit testing --------------------------------------------------------------- */
-
-/* The counter sample under data-area x @px. */
-static const CowscopeCounterSample *
-hit_sample (CowscopeTimelineWindow *window, double px)
-{
-  guint n;
-  const CowscopeCounterSample *samples = cowscope_timeline_window_get_samples (window, &n);
-  const CowscopeCounterSample *hit = NULL;
-  for (guint i = 0; i < n; i++)
-    if (samples[i].pixel == (guint16) px)
-      hit = &samples[i];
-  return hit;
-}
-
-/* The innermost (shortest) span under data-area x @px: user ranges when
- * @ranges, else the others. */
-static const CowscopeTimelineItem *
-hit_span (CowscopeTimelineWindow *window, double px, gboolean ranges)
-{
-  gint64 t0 = cowscope_timeline_window_get_start (window);
-  gint64 t1 = cowscope_timeline_window_get_end (window);
-  int width = (int) cowscope_timeline_window_get_width (window);
-  double nspp = (double) (t1 - t0) / width;
-  guint n;
-  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (window, &n);
-  const CowscopeTimelineItem *hit = NULL;
-  for (guint i = 0; i < n; i++)
-    {
-      const CowscopeTimelineItem *s = &spans[i];
-      if ((s->kind == COWSCOPE_ITEM_RANGE) != ranges)
-        continue;
-      float sx, sw;
-      cowscope_lane_span_px (s, t0, nspp, width, &sx, &sw);
-      if (px >= sx - 1 && px < sx + sw + 1
-          && (hit == NULL || s->end_ns - s->start_ns < hit->end_ns - hit->start_ns))
-        hit = s;
-    }
-  return hit;
-}
-
-/* The nearest item within two pixels of data-area x @px, single events
- * and materializations preferred. */
-static const CowscopeTimelineItem *
-hit_item (CowscopeTimelineWindow *window, double px)
-{
-  guint n;
-  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (window, &n);
-  const CowscopeTimelineItem *hit = NULL;
-  double best = 3;
-  for (guint i = 0; i < n; i++)
-    {
-      double d = fabs (items[i].pixel + 0.5 - px) + (items[i].count > 1 ? 0.5 : 0)
-                 - (cowscope_lane_kind_is_box (items[i].kind) ? 0.75 : 0);
-      if (d < best)
-        best = d, hit = &items[i];
-    }
-  return hit;
-}
-
-/* What is under widget (x, y) in the cached lane windows: a counter
- * sample, a span (a user range in a thread lane's range rows), or the
- * nearest item. */
-static Hit
-hit_test (CowscopeTimelineView *self, double x, double y)
-{
-  Hit hit = { .lane = -1 };
-  int li = lane_at (self, y);
-  if (li < 0 || x < GUTTER_WIDTH || !validate_cache (self))
-    return hit;
-  Lane *lane = self->lanes->pdata[li];
-  hit.lane = li;
-  ensure_lane_window (self, lane);
-  double px = x - GUTTER_WIDTH;
-  double ly = y - RULER_HEIGHT + scroll_y (self) - lane->y;
-  if (lane->kind == COWSCOPE_LANE_COUNTER)
-    {
-      hit.sample = hit_sample (lane->window, px);
-      return hit;
-    }
-  gboolean in_ranges = lane->kind == COWSCOPE_LANE_THREAD && ly >= COWSCOPE_LANE_RANGE_ROW_Y - 1;
-  hit.item = hit_span (lane->window, px, in_ranges);
-  hit.is_span = hit.item != NULL;
-  if (hit.item == NULL && !in_ranges)
-    hit.item = hit_item (lane->window, px);
-  return hit;
+  if (lane->title_node != NULL)
+    return;
+  CowscopeLaneLabel label;
+  g_autofree char *name = NULL, *detail = NULL;
+  cowscope_timeline_view_label_texts (self, lane, &label, &name, &detail);
+  lane->title_node = cowscope_lane_title_paint (&label, &self->palette, self->label_width,
+                                                lane->geometry.height, self->layout,
+                                                &lane->ellipsized);
 }
 
 /* ---- what is drawn over the lanes ----------------------------------------------- */
 
-/* Outlines the events of the highlighted objects in thread lane @lane. */
+/* Outlines the events of the highlighted objects in thread lane @lane
+ * (drawn at @top). */
 static void
-draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane)
+draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane, int top)
 {
   if (lane->kind != COWSCOPE_LANE_THREAD || self->highlighted == NULL)
     return;
@@ -546,57 +494,77 @@ draw_highlighted (CowscopeTimelineView *self, GtkSnapshot *snapshot, Lane *lane)
     {
       const CowscopeObjectEvent *ev = &g_array_index (self->highlighted, CowscopeObjectEvent, i);
       if (ev->pid == pid && ev->tid == tid)
-        cowscope_overlay_highlighted (snapshot, cowscope_timeline_view_time_to_x (self, ev->start_ns),
+        cowscope_overlay_highlighted (snapshot, &lane->geometry,
+                                      cowscope_timeline_view_time_to_x (self, ev->start_ns),
                                       cowscope_timeline_view_time_to_x (self, ev->end_ns),
-                                      GUTTER_WIDTH, w, lane->y, &self->palette.highlight);
+                                      self->label_width, w, top, &self->palette.highlight);
     }
 }
 
-/* Draws the visible lanes (stripes, gutter, cached nodes) and their
- * outlines, scrolled, below the ruler. */
+/* Draws the lanes of one area (the pinned or the scrolled), those of it
+ * between widget y @area_top and @area_bottom. */
 static void
-draw_lanes (CowscopeTimelineView *self, GtkSnapshot *snapshot, int w, int h)
+draw_area (CowscopeTimelineView *self, GtkSnapshot *snapshot, gboolean pinned, int w,
+           int area_top, int area_bottom)
 {
   const CowscopeTimelinePalette *palette = &self->palette;
-  int sy = scroll_y (self), dw = data_width (self);
+  int lw = self->label_width, dw = cowscope_timeline_view_data_width (self);
   GdkRGBA stripe = cowscope_timeline_palette_fg (palette, 0.03f);
   GdkRGBA sep = cowscope_timeline_palette_fg (palette, 0.08f);
   GdkRGBA sel_color = cowscope_timeline_palette_fg (palette, 0.95f);
   gint64 selected = cowscope_view_state_get_selected_seq (self->state);
-
-  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, RULER_HEIGHT, w, h - RULER_HEIGHT));
-  gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, RULER_HEIGHT - sy));
+  if (area_bottom <= area_top)
+    return;
+  gtk_snapshot_push_clip (snapshot,
+                          &GRAPHENE_RECT_INIT (0, area_top, w, area_bottom - area_top));
   for (guint i = 0; i < self->lanes->len; i++)
     {
       Lane *lane = self->lanes->pdata[i];
-      if (lane->y + lane->height <= sy || lane->y >= sy + h - RULER_HEIGHT)
+      if (lane->pinned != pinned)
+        continue;
+      int top = cowscope_timeline_view_lane_top (self, lane), h = lane->geometry.height;
+      if (top + h <= area_top || top >= area_bottom)
         continue;
       if (i % 2 == 1)
-        cowscope_paint_rect (snapshot, &stripe, 0, lane->y, w, lane->height);
+        cowscope_paint_rect (snapshot, &stripe, 0, top, w, h);
       cowscope_paint_rect (snapshot,
                            lane->kind == COWSCOPE_LANE_PROCESS ? &palette->process_gutter
                                                                : &palette->gutter,
-                           0, lane->y, GUTTER_WIDTH, lane->height);
-      cowscope_paint_rect (snapshot, &sep, 0, lane->y + lane->height - 1, w, 1);
+                           0, top, lw, h);
+      cowscope_paint_rect (snapshot, &sep, 0, top + h - 1, w, 1);
       ensure_lane_node (self, lane);
       ensure_title_node (self, lane);
       gtk_snapshot_save (snapshot);
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, lane->y));
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (0, top));
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, lw - 1, h));
       gtk_snapshot_append_node (snapshot, lane->title_node);
-      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (GUTTER_WIDTH, 0, dw, lane->height));
-      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (GUTTER_WIDTH, 0));
+      gtk_snapshot_pop (snapshot);
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (lw, 0, dw, h));
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (lw, 0));
       gtk_snapshot_append_node (snapshot, lane->node);
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
-      draw_highlighted (self, snapshot, lane);
+      draw_highlighted (self, snapshot, lane, top);
       if (selected >= 0 && lane->kind == COWSCOPE_LANE_THREAD)
-        cowscope_overlay_selected (snapshot, lane->window, selected, GUTTER_WIDTH, lane->y,
+        cowscope_overlay_selected (snapshot, lane->window, &lane->geometry, selected, lw, top,
                                    &sel_color);
     }
-  cowscope_paint_rect (snapshot, &sep, GUTTER_WIDTH - 1, sy, 1, h);
-  gtk_snapshot_restore (snapshot);
+  cowscope_paint_rect (snapshot, &sep, lw - 1, area_top, 1, area_bottom - area_top);
   gtk_snapshot_pop (snapshot);
+}
+
+/* The scrolled lanes, then the pinned ones over them, with a line under
+ * the pinned area. */
+static void
+draw_lanes (CowscopeTimelineView *self, GtkSnapshot *snapshot, int w, int h)
+{
+  draw_area (self, snapshot, FALSE, w, scrolled_top (self), h);
+  if (self->pinned_height > 0)
+    {
+      draw_area (self, snapshot, TRUE, w, RULER_HEIGHT, scrolled_top (self));
+      GdkRGBA line = cowscope_timeline_palette_fg (&self->palette, 0.3f);
+      cowscope_paint_rect (snapshot, &line, 0, scrolled_top (self) - 1, w, 1);
+    }
 }
 
 /* The hover: a faint line at the pointer and the outline of what it is
@@ -606,13 +574,56 @@ draw_hover (CowscopeTimelineView *self, GtkSnapshot *snapshot, int h)
 {
   GdkRGBA line = cowscope_timeline_palette_fg (&self->palette, 0.25f);
   cowscope_paint_rect (snapshot, &line, (float) floor (self->pointer_x), 0, 1, h);
-  Hit hit = hit_test (self, self->pointer_x, self->pointer_y);
+  Hit hit = cowscope_timeline_view_hit_test (self, self->pointer_x, self->pointer_y);
   if (hit.item == NULL)
     return;
   Lane *lane = self->lanes->pdata[hit.lane];
   GdkRGBA color = cowscope_timeline_palette_fg (&self->palette, 0.8f);
-  cowscope_overlay_hover (snapshot, lane->window, hit.item, hit.is_span, lane->kind, lane->height,
-                          GUTTER_WIDTH, RULER_HEIGHT - scroll_y (self) + lane->y, &color);
+  cowscope_overlay_hover (snapshot, lane->window, hit.item, hit.is_span, &lane->geometry,
+                          hit.range_row, self->label_width,
+                          cowscope_timeline_view_lane_top (self, lane), &color);
+}
+
+/* Where flow end @end is drawn: its lane's event row (the process lane
+ * when its thread is folded or hidden); FALSE when no lane shows it. */
+static gboolean
+flow_point (CowscopeTimelineView *self, const CowscopeFlowEnd *end, double *x, double *y)
+{
+  int i = end->device >= 0
+            ? cowscope_timeline_view_find_lane (self, COWSCOPE_LANE_CUDA_STREAM, end->pid,
+                                                end->tid, end->device)
+            : cowscope_timeline_view_find_lane (self, COWSCOPE_LANE_THREAD, end->pid, end->tid,
+                                                -1);
+  if (i < 0)
+    i = cowscope_timeline_view_find_lane (self, COWSCOPE_LANE_PROCESS, end->pid, 0, -1);
+  if (i < 0)
+    return FALSE;
+  Lane *lane = self->lanes->pdata[i];
+  *x = cowscope_timeline_view_time_to_x (self, end->ns);
+  *y = cowscope_timeline_view_lane_top (self, lane) + lane->geometry.event_y
+       + lane->geometry.event_h / 2;
+  return TRUE;
+}
+
+/* The selected event's flows as arrows over the lanes' data area. */
+static void
+draw_flows (CowscopeTimelineView *self, GtkSnapshot *snapshot, int w, int h)
+{
+  if (self->flows == NULL || self->flows->len == 0)
+    return;
+  gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (self->label_width, RULER_HEIGHT,
+                                                         w - self->label_width, h - RULER_HEIGHT));
+  for (guint i = 0; i < self->flows->len; i++)
+    {
+      const CowscopeFlow *flow = &g_array_index (self->flows, CowscopeFlow, i);
+      double x0, y0, x1, y1;
+      if (flow_point (self, &flow->from, &x0, &y0) && flow_point (self, &flow->to, &x1, &y1))
+        cowscope_overlay_flow (snapshot, x0, y0, x1, y1,
+                               flow->kind == COWSCOPE_FLOW_OPERATION_TO_CUDA
+                                 ? &self->palette.kinds[COWSCOPE_ITEM_CUDA_MEMCPY]
+                                 : &self->palette.kinds[COWSCOPE_ITEM_LAZY_CLONE]);
+    }
+  gtk_snapshot_pop (snapshot);
 }
 
 /* Main loop, after the frame: emits ::query-error. */
@@ -644,18 +655,20 @@ check_query_error (CowscopeTimelineView *self)
                                                 NULL);
 }
 
-/* Draws the lanes (cached nodes), then the selected range, the hover and
- * the cursor, the ruler on top of them, and the range's totals. */
+/* Draws the lanes (cached nodes), then the selected range, the flows, the
+ * hover and the cursor, the ruler on top of them, and the range's
+ * totals. */
 static void
 cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
   CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
   int w = gtk_widget_get_width (widget), h = gtk_widget_get_height (widget);
+  int lw = self->label_width;
   gint64 t0, t1;
-  if (!visible (self, &t0, &t1) || self->lanes == NULL || w <= GUTTER_WIDTH)
+  if (!cowscope_timeline_view_visible (self, &t0, &t1) || self->lanes == NULL || w <= lw)
     return;
   self->frame_count++;
-  validate_cache (self);
+  cowscope_timeline_view_validate_cache (self);
 
   draw_lanes (self, snapshot, w, h);
   check_query_error (self);
@@ -668,8 +681,9 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   gboolean range_shown = r0 >= 0 && r1 > r0 && r1 > t0 && r0 < t1;
   if (range_shown)
     cowscope_overlay_range (snapshot, &self->palette, cowscope_timeline_view_time_to_x (self, r0),
-                            cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w, h);
-  if (self->pointer_inside && self->pointer_x >= GUTTER_WIDTH && self->drag_mode != DRAG_PAN)
+                            cowscope_timeline_view_time_to_x (self, r1), lw, w, h);
+  draw_flows (self, snapshot, w, h);
+  if (self->pointer_inside && self->pointer_x >= lw && self->drag_mode != DRAG_PAN)
     draw_hover (self, snapshot, h);
   /* The cursor: the instant the sharing graph shows. */
   gint64 cursor = cowscope_view_state_get_cursor (self->state);
@@ -680,13 +694,15 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     }
 
   gtk_widget_snapshot_child (widget, self->ruler, snapshot);
+  if (self->lane_menu != NULL)
+    gtk_widget_snapshot_child (widget, self->lane_menu, snapshot);
   if (range_shown)
     {
       g_autofree char *text =
         cowscope_timeline_format_range (r0, r1, self->totals_valid ? &self->totals : NULL);
       cowscope_overlay_range_box (snapshot, self->layout, &self->palette, text,
                                   cowscope_timeline_view_time_to_x (self, r0),
-                                  cowscope_timeline_view_time_to_x (self, r1), GUTTER_WIDTH, w,
+                                  cowscope_timeline_view_time_to_x (self, r1), lw, w,
                                   RULER_HEIGHT + 6, h);
     }
 }
@@ -741,294 +757,85 @@ range_changed (CowscopeTimelineView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* ---- navigation ------------------------------------------------------------------- */
+/* ---- what the model looks up for the view --------------------------------------- */
 
-/* Sets the visible window to [@t0, @t1) (the view state clamps it). */
+/* The range names were read: lanes get their rows, ranges their names. */
 static void
-set_window (CowscopeTimelineView *self, gint64 t0, gint64 t1)
+names_loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
-  if (self->state != NULL)
-    cowscope_view_state_set_visible (self->state, t0, t1);
-}
-
-/* Zooms by @factor keeping the time at @anchor_x fixed. */
-void
-cowscope_timeline_view_zoom (CowscopeTimelineView *self, double factor, double anchor_x)
-{
-  g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
-  gint64 t0, t1;
-  if (!visible (self, &t0, &t1) || factor <= 0)
+  g_autoptr (GError) error = NULL;
+  CowscopeRangeNames *names = cowscope_range_names_load_finish (result, &error);
+  if (names == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  double frac = CLAMP ((anchor_x - GUTTER_WIDTH) / data_width (self), 0.0, 1.0);
-  double anchor = (double) t0 + frac * (double) (t1 - t0);
-  double width = (double) (t1 - t0) / factor;
-  gint64 n0 = (gint64) llround (anchor - frac * width);
-  set_window (self, n0, n0 + MAX ((gint64) llround (width), 1));
-}
-
-/* The x to zoom around: the pointer when it is over the data, else the
- * centre of the data area. */
-static double
-zoom_anchor (CowscopeTimelineView *self)
-{
-  if (self->pointer_inside && self->pointer_x >= GUTTER_WIDTH)
-    return self->pointer_x;
-  return GUTTER_WIDTH + data_width (self) / 2.0;
-}
-
-/* Pans by @fraction of the visible width (negative: to the left). */
-static void
-pan (CowscopeTimelineView *self, double fraction)
-{
-  gint64 t0, t1;
-  if (!visible (self, &t0, &t1))
-    return;
-  gint64 d = (gint64) llround (fraction * (double) (t1 - t0));
-  set_window (self, t0 + d, t1 + d);
-}
-
-/* timeline.zoom-in / zoom-out / zoom-reset / pan-left / pan-right /
- * zoom-to-range / clear-range. */
-static void
-action_cb (GtkWidget *widget, const char *name, GVariant *param)
-{
-  CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
-  if (self->state == NULL)
-    return;
-  if (g_str_equal (name, "timeline.zoom-in"))
-    cowscope_timeline_view_zoom (self, ZOOM_STEP, zoom_anchor (self));
-  else if (g_str_equal (name, "timeline.zoom-out"))
-    cowscope_timeline_view_zoom (self, 1.0 / ZOOM_STEP, zoom_anchor (self));
-  else if (g_str_equal (name, "timeline.zoom-reset"))
+  CowscopeTimelineView *self = data;
+  g_clear_object (&self->names_cancellable);
+  if (names == NULL)
     {
-      CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-      set_window (self, cowscope_session_document_get_start_ns (doc),
-                  cowscope_session_document_get_end_ns (doc) + 1);
-    }
-  else if (g_str_equal (name, "timeline.pan-left"))
-    pan (self, -PAN_STEP);
-  else if (g_str_equal (name, "timeline.pan-right"))
-    pan (self, PAN_STEP);
-  else if (g_str_equal (name, "timeline.zoom-to-range"))
-    {
-      gint64 r0 = cowscope_view_state_get_range_start (self->state);
-      gint64 r1 = cowscope_view_state_get_range_end (self->state);
-      if (r0 >= 0 && r1 > r0)
-        set_window (self, r0, r1);
-    }
-  else if (g_str_equal (name, "timeline.clear-range"))
-    cowscope_view_state_set_range (self->state, -1, -1);
-}
-
-/* Selects what is at (x, y) and moves the cursor: a materialization or
- * event selects its seq and puts the cursor at its end; a user range
- * selects its time range; empty space moves only the cursor. */
-void
-cowscope_timeline_view_click (CowscopeTimelineView *self, double x, double y)
-{
-  g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
-  if (self->state == NULL || x < GUTTER_WIDTH)
-    return;
-  Hit hit = hit_test (self, x, y);
-  gint64 t = cowscope_timeline_view_x_to_time (self, x);
-  if (hit.item != NULL)
-    {
-      Lane *lane = self->lanes->pdata[hit.lane];
-      const CowscopeTimelineItem *it = hit.item;
-      if (it->kind == COWSCOPE_ITEM_RANGE && hit.is_span)
-        {
-          cowscope_view_state_set_range (self->state, it->start_ns, it->end_ns);
-          cowscope_view_state_set_cursor (self->state, t);
-          return;
-        }
-      if (lane->kind == COWSCOPE_LANE_PROCESS && hit.is_span)
-        {
-          /* A limbo or held span: show the graph inside it. */
-          cowscope_view_state_set_cursor (self->state, CLAMP (t, it->start_ns, it->end_ns));
-          return;
-        }
-      if (it->count == 1
-          && (lane->kind == COWSCOPE_LANE_THREAD || lane->kind == COWSCOPE_LANE_PROCESS))
-        {
-          cowscope_view_state_set_selected_seq (self->state, it->id);
-          cowscope_view_state_set_cursor (self->state, it->end_ns);
-          return;
-        }
-      if (it->count == 1)
-        t = it->start_ns;
-    }
-  cowscope_view_state_set_cursor (self->state, t);
-}
-
-/* ---- input --------------------------------------------------------------------------- */
-
-/* Scroll: Ctrl zooms around the pointer, Shift scrolls the lanes, plain
- * scrolling pans. */
-static gboolean
-scroll_cb (GtkEventControllerScroll *controller, double dx, double dy,
-           CowscopeTimelineView *self)
-{
-  if (self->state == NULL)
-    return FALSE;
-  GdkModifierType mods =
-    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
-  if (mods & GDK_CONTROL_MASK)
-    {
-      cowscope_timeline_view_zoom (self, pow (1.2, -dy), zoom_anchor (self));
-      return TRUE;
-    }
-  if (mods & GDK_SHIFT_MASK)
-    {
-      if (self->vadjustment != NULL)
-        gtk_adjustment_set_value (self->vadjustment,
-                                  gtk_adjustment_get_value (self->vadjustment)
-                                    + (dy != 0 ? dy : dx) * 40);
-      return TRUE;
-    }
-  pan (self, (dx + dy) * 0.08);
-  return TRUE;
-}
-
-/* Pointer motion: remembers it and redraws the hover. */
-static void
-motion_cb (GtkEventControllerMotion *controller, double x, double y,
-           CowscopeTimelineView *self)
-{
-  self->pointer_inside = TRUE;
-  self->pointer_x = x, self->pointer_y = y;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-/* Pointer left: no hover. */
-static void
-leave_cb (GtkEventControllerMotion *controller, CowscopeTimelineView *self)
-{
-  self->pointer_inside = FALSE;
-  gtk_widget_queue_draw (GTK_WIDGET (self));
-}
-
-/* Press: a click, a pan or (on the ruler, or with Shift) a range. */
-static void
-drag_begin_cb (GtkGestureDrag *gesture, double x, double y, CowscopeTimelineView *self)
-{
-  gint64 t0, t1;
-  if (!visible (self, &t0, &t1))
-    {
-      gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_DENIED);
+      /* Ranges still show, unnamed, in one row. */
+      g_warning ("Could not read the names of the user ranges: %s", error->message);
       return;
     }
-  gtk_widget_grab_focus (GTK_WIDGET (self));
-  GdkModifierType mods =
-    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
-  self->drag_mode = DRAG_PENDING;
-  self->drag_range_start = y < RULER_HEIGHT || (mods & GDK_SHIFT_MASK) != 0;
-  self->drag_x = x, self->drag_y = y;
-  self->drag_t0 = t0, self->drag_t1 = t1;
+  self->range_names = names;
+  rebuild_lanes (self);
 }
 
-/* Drag: pans the window or stretches the range. */
-static void
-drag_update_cb (GtkGestureDrag *gesture, double dx, double dy, CowscopeTimelineView *self)
+/* Whether @doc is a finalized session: one still being recorded (a live
+ * snapshot) has no derived tables yet to read names or flows from. */
+static gboolean
+is_finalized (CowscopeSessionDocument *doc)
 {
-  if (self->drag_mode == DRAG_NONE || self->state == NULL)
+  return g_strcmp0 (cowscope_session_document_get_meta (doc, "finalized"), "0") != 0;
+}
+
+/* Starts reading the range names of the view state's document. */
+static void
+load_range_names (CowscopeTimelineView *self)
+{
+  g_cancellable_cancel (self->names_cancellable);
+  g_clear_object (&self->names_cancellable);
+  g_clear_pointer (&self->range_names, cowscope_range_names_unref);
+  if (self->state == NULL || !is_finalized (cowscope_view_state_get_document (self->state)))
     return;
-  if (self->drag_mode == DRAG_PENDING)
-    {
-      if (fabs (dx) + fabs (dy) < CLICK_SLOP)
-        return;
-      self->drag_mode = self->drag_range_start ? DRAG_RANGE : DRAG_PAN;
-      gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
-    }
-  if (self->drag_mode == DRAG_PAN)
-    {
-      gint64 d = (gint64) llround (-dx * (double) (self->drag_t1 - self->drag_t0)
-                                   / data_width (self));
-      set_window (self, self->drag_t0 + d, self->drag_t1 + d);
-    }
-  else
-    {
-      gint64 a = cowscope_timeline_view_x_to_time (self, MAX (self->drag_x, GUTTER_WIDTH));
-      gint64 b = cowscope_timeline_view_x_to_time (self, MAX (self->drag_x + dx, GUTTER_WIDTH));
-      cowscope_view_state_set_range (self->state, MIN (a, b), MAX (a, b));
-    }
+  self->names_cancellable = g_cancellable_new ();
+  cowscope_range_names_load_async (cowscope_view_state_get_document (self->state),
+                                   self->names_cancellable, names_loaded_cb, self);
 }
 
-/* Release: a press that did not move is a click. */
 static void
-drag_end_cb (GtkGestureDrag *gesture, double dx, double dy, CowscopeTimelineView *self)
+flows_found_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
-  int mode = self->drag_mode;
-  self->drag_mode = DRAG_NONE;
-  if (mode == DRAG_PENDING)
+  g_autoptr (GError) error = NULL;
+  GArray *flows = cowscope_flows_find_finish (result, &error);
+  if (flows == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  CowscopeTimelineView *self = data;
+  if (flows == NULL) /* arrows are a nicety: the explanation still tells the story */
     {
-      if (self->drag_y < RULER_HEIGHT && self->state != NULL)
-        cowscope_view_state_set_cursor (self->state,
-                                        cowscope_timeline_view_x_to_time (self, self->drag_x));
-      else
-        cowscope_timeline_view_click (self, self->drag_x, self->drag_y);
+      g_warning ("Could not find the flows of the selected event: %s", error->message);
+      flows = g_array_new (FALSE, FALSE, sizeof (CowscopeFlow));
     }
+  g_clear_object (&self->flows_cancellable);
+  g_clear_pointer (&self->flows, g_array_unref);
+  self->flows = flows;
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* Pinch begins: remember the window and the centre. */
+/* The selection changed: look its flows up. */
 static void
-pinch_begin_cb (GtkGesture *gesture, GdkEventSequence *sequence, CowscopeTimelineView *self)
+selection_changed (CowscopeTimelineView *self)
 {
-  double x, y;
-  if (!visible (self, &self->pinch_t0, &self->pinch_t1)
-      || !gtk_gesture_get_bounding_box_center (gesture, &x, &y))
+  g_cancellable_cancel (self->flows_cancellable);
+  g_clear_object (&self->flows_cancellable);
+  g_clear_pointer (&self->flows, g_array_unref);
+  gint64 seq = self->state != NULL ? cowscope_view_state_get_selected_seq (self->state) : -1;
+  if (seq < 0 || !is_finalized (cowscope_view_state_get_document (self->state)))
     {
-      gtk_gesture_set_state (gesture, GTK_EVENT_SEQUENCE_DENIED);
+      self->flows = g_array_new (FALSE, FALSE, sizeof (CowscopeFlow));
       return;
     }
-  self->pinch_x = x;
-}
-
-/* Pinch: scale the window from where it began, around the centre. */
-static void
-pinch_scale_cb (GtkGestureZoom *gesture, double scale, CowscopeTimelineView *self)
-{
-  if (self->state == NULL || scale <= 0)
-    return;
-  double frac = CLAMP ((self->pinch_x - GUTTER_WIDTH) / data_width (self), 0.0, 1.0);
-  double width = (double) (self->pinch_t1 - self->pinch_t0);
-  double anchor = (double) self->pinch_t0 + frac * width;
-  double nw = width / scale;
-  gint64 n0 = (gint64) llround (anchor - frac * nw);
-  set_window (self, n0, n0 + MAX ((gint64) llround (nw), 1));
-}
-
-/* Tooltip: what the pointer is over. */
-static gboolean
-query_tooltip_cb (GtkWidget *widget, int x, int y, gboolean keyboard, GtkTooltip *tooltip,
-                  gpointer user_data)
-{
-  CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
-  if (self->state == NULL || keyboard)
-    return FALSE;
-  Hit hit = hit_test (self, x, y);
-  if (hit.lane < 0 || (hit.sample == NULL && hit.item == NULL))
-    return FALSE;
-  Lane *lane = self->lanes->pdata[hit.lane];
-  CowscopeSessionDocument *doc = cowscope_view_state_get_document (self->state);
-  gint64 origin = cowscope_session_document_get_start_ns (doc);
-  g_autofree char *text =
-    hit.sample != NULL ? cowscope_timeline_format_sample_tooltip (lane->lane, hit.sample, origin)
-                       : cowscope_timeline_format_item_tooltip (lane->lane, hit.item, origin);
-  gtk_tooltip_set_text (tooltip, text);
-  return TRUE;
-}
-
-/* ---- GObject / GtkWidget ------------------------------------------------------------ */
-
-/* The view state changed its window, cursor or selection: redraw (the
- * lane caches check their key themselves). */
-static void
-state_notify_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeTimelineView *self)
-{
-  if (g_str_has_prefix (pspec->name, "range-"))
-    range_changed (self);
-  gtk_widget_queue_draw (GTK_WIDGET (self));
+  self->flows_cancellable = g_cancellable_new ();
+  cowscope_flows_find_async (cowscope_view_state_get_document (self->state), seq,
+                             self->flows_cancellable, flows_found_cb, self);
 }
 
 static void
@@ -1044,6 +851,7 @@ highlighted_found_cb (GObject *source, GAsyncResult *result, gpointer data)
       g_warning ("Could not find the events of the highlighted objects: %s", error->message);
       events = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectEvent));
     }
+  cowscope_event_steps_sort (events);
   g_clear_object (&self->highlight_cancellable);
   g_clear_pointer (&self->highlighted, g_array_unref);
   self->highlighted = events;
@@ -1070,24 +878,69 @@ highlights_cb (CowscopeViewState *state, CowscopeTimelineView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* The theme or the dark style changed: the colours are looked up again
- * at the next frame (and the lanes redrawn if they differ). */
+/* Whether the cursor is in the visible window (the jump-to-cursor
+ * button's and action's sensitivity follow it). */
+static void
+update_cursor_shown (CowscopeTimelineView *self)
+{
+  gint64 t0, t1;
+  gboolean shown = TRUE;
+  if (cowscope_timeline_view_visible (self, &t0, &t1))
+    {
+      gint64 cursor = cowscope_view_state_get_cursor (self->state);
+      shown = cursor >= t0 && cursor <= t1;
+    }
+  if (shown == self->cursor_shown)
+    return;
+  self->cursor_shown = shown;
+  cowscope_timeline_view_update_actions (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CURSOR_SHOWN]);
+}
+
+/* The view state changed its window, cursor or selection: redraw (the
+ * lane caches check their key themselves). */
+static void
+state_notify_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeTimelineView *self)
+{
+  if (g_str_has_prefix (pspec->name, "range-"))
+    range_changed (self);
+  else if (g_str_equal (pspec->name, "selected-seq"))
+    selection_changed (self);
+  update_cursor_shown (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+/* The person changed which lanes to show. */
+static void
+filter_changed_cb (CowscopeLaneFilter *filter, CowscopeTimelineView *self)
+{
+  rebuild_lanes (self);
+}
+
+/* ---- GObject / GtkWidget ------------------------------------------------------------ */
+
+/* The theme, the font or the dark style changed: the colours are looked
+ * up again at the next frame (and the lanes redrawn if they differ); text
+ * may be another size, so the lanes are laid out again. */
 static void
 cowscope_timeline_view_css_changed (GtkWidget *widget, GtkCssStyleChange *change)
 {
+  CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
   GTK_WIDGET_CLASS (cowscope_timeline_view_parent_class)->css_changed (widget, change);
-  COWSCOPE_TIMELINE_VIEW (widget)->palette_stale = TRUE;
+  self->palette_stale = TRUE;
+  int text_height = self->text_height, label_height = self->label_height;
+  measure_text (self);
+  if (self->text_height != text_height || self->label_height != label_height)
+    rebuild_lanes (self);
   gtk_widget_queue_draw (widget);
 }
 
-/* The vertical scroll moved. */
 static void
 vadjustment_changed_cb (GtkAdjustment *adjustment, CowscopeTimelineView *self)
 {
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-/* Replaces the vertical adjustment. */
 static void
 set_vadjustment (CowscopeTimelineView *self, GtkAdjustment *adjustment)
 {
@@ -1119,7 +972,8 @@ set_hadjustment (CowscopeTimelineView *self, GtkAdjustment *adjustment)
   self->hadjustment = adjustment;
 }
 
-/* Size request: as wide as the gutter plus a little, as tall as the lanes. */
+/* Size request: as wide as the labels plus a little, as tall as the
+ * lanes. */
 static void
 cowscope_timeline_view_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
                                 int *minimum, int *natural, int *min_baseline,
@@ -1127,15 +981,16 @@ cowscope_timeline_view_measure (GtkWidget *widget, GtkOrientation orientation, i
 {
   CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (widget);
   if (orientation == GTK_ORIENTATION_HORIZONTAL)
-    *minimum = *natural = GUTTER_WIDTH + 120;
+    *minimum = *natural = MIN_LABEL_WIDTH + MIN_DATA_WIDTH;
   else
     {
-      *minimum = RULER_HEIGHT + 40;
-      *natural = RULER_HEIGHT + MAX (self->content_height, 40);
+      *minimum = RULER_HEIGHT + self->pinned_height + 40;
+      *natural = RULER_HEIGHT + self->pinned_height + MAX (self->content_height, 40);
     }
 }
 
-/* New size: the ruler spans the top, the adjustment's page follows. */
+/* New size: the ruler spans the top, the adjustment's page follows; a
+ * label column wider than the widget leaves room for the data. */
 static void
 cowscope_timeline_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
@@ -1144,7 +999,10 @@ cowscope_timeline_view_size_allocate (GtkWidget *widget, int width, int height, 
    * asks for no more), measured first as GTK expects of a parent. */
   gtk_widget_measure (self->ruler, GTK_ORIENTATION_VERTICAL, width, NULL, NULL, NULL, NULL);
   gtk_widget_size_allocate (self->ruler, &(GtkAllocation) { 0, 0, width, RULER_HEIGHT }, -1);
+  if (self->lane_menu != NULL)
+    gtk_popover_present (GTK_POPOVER (self->lane_menu));
   update_adjustment (self);
+  update_cursor_shown (self);
 }
 
 static void
@@ -1161,11 +1019,36 @@ cowscope_timeline_view_dispose (GObject *object)
   g_cancellable_cancel (self->highlight_cancellable);
   g_clear_object (&self->highlight_cancellable);
   g_clear_pointer (&self->highlighted, g_array_unref);
+  g_clear_pointer (&self->steps, g_array_unref);
+  g_cancellable_cancel (self->flows_cancellable);
+  g_clear_object (&self->flows_cancellable);
+  g_clear_pointer (&self->flows, g_array_unref);
+  g_cancellable_cancel (self->names_cancellable);
+  g_clear_object (&self->names_cancellable);
+  g_clear_pointer (&self->range_names, cowscope_range_names_unref);
+  if (self->filter != NULL)
+    g_signal_handlers_disconnect_by_data (self->filter, self);
+  g_clear_object (&self->filter);
   set_vadjustment (self, NULL);
   g_clear_object (&self->hadjustment);
   g_clear_object (&self->layout);
+  g_clear_object (&self->range_layout);
   g_clear_pointer (&self->ruler, gtk_widget_unparent);
+  g_clear_pointer (&self->lane_menu, gtk_widget_unparent);
   G_OBJECT_CLASS (cowscope_timeline_view_parent_class)->dispose (object);
+}
+
+/* Sets the Lane Height preference: every thread and CUDA lane's event
+ * row area. */
+static void
+set_row_height (CowscopeTimelineView *self, int height)
+{
+  height = CLAMP (height, 12, 200);
+  if (self->row_height == height)
+    return;
+  self->row_height = height;
+  rebuild_lanes (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LANE_HEIGHT]);
 }
 
 static void
@@ -1176,6 +1059,12 @@ cowscope_timeline_view_get_property (GObject *object, guint prop_id, GValue *val
   switch (prop_id)
     {
     case PROP_VIEW_STATE: g_value_set_object (value, self->state); break;
+    case PROP_LABEL_WIDTH: g_value_set_int (value, self->label_width); break;
+    case PROP_LANE_HEIGHT: g_value_set_uint (value, (guint) self->row_height); break;
+    case PROP_SHOW_COUNTERS:
+      g_value_set_boolean (value, cowscope_lane_filter_get_show_counters (self->filter));
+      break;
+    case PROP_CURSOR_SHOWN: g_value_set_boolean (value, self->cursor_shown); break;
     case PROP_HADJUSTMENT: g_value_set_object (value, self->hadjustment); break;
     case PROP_VADJUSTMENT: g_value_set_object (value, self->vadjustment); break;
     case PROP_HSCROLL_POLICY: g_value_set_enum (value, self->hscroll_policy); break;
@@ -1192,6 +1081,15 @@ cowscope_timeline_view_set_property (GObject *object, guint prop_id, const GValu
   switch (prop_id)
     {
     case PROP_VIEW_STATE: cowscope_timeline_view_set_view_state (self, g_value_get_object (value)); break;
+    case PROP_LABEL_WIDTH: cowscope_timeline_view_set_label_width (self, g_value_get_int (value)); break;
+    case PROP_LANE_HEIGHT: set_row_height (self, (int) g_value_get_uint (value)); break;
+    case PROP_SHOW_COUNTERS:
+      if (cowscope_lane_filter_get_show_counters (self->filter) != g_value_get_boolean (value))
+        {
+          cowscope_lane_filter_set_show_counters (self->filter, g_value_get_boolean (value));
+          g_object_notify_by_pspec (object, pspec);
+        }
+      break;
     case PROP_HADJUSTMENT: set_hadjustment (self, g_value_get_object (value)); break;
     case PROP_VADJUSTMENT: set_vadjustment (self, g_value_get_object (value)); break;
     case PROP_HSCROLL_POLICY: self->hscroll_policy = g_value_get_enum (value); break;
@@ -1200,7 +1098,6 @@ cowscope_timeline_view_set_property (GObject *object, guint prop_id, const GValu
     }
 }
 
-/* GtkScrollable: the default border is none. */
 static gboolean
 get_border (GtkScrollable *scrollable, GtkBorder *border)
 {
@@ -1235,6 +1132,41 @@ cowscope_timeline_view_class_init (CowscopeTimelineViewClass *klass)
   properties[PROP_VIEW_STATE] =
     g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * CowscopeTimelineView:label-width:
+   *
+   * The width of the lanes' label column, in pixels.
+   */
+  properties[PROP_LABEL_WIDTH] =
+    g_param_spec_int ("label-width", NULL, NULL, MIN_LABEL_WIDTH, MAX_LABEL_WIDTH,
+                      DEFAULT_LABEL_WIDTH,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * CowscopeTimelineView:lane-height:
+   *
+   * The height of a thread or CUDA stream lane's event row, in pixels (a
+   * thread's named ranges add rows below it).
+   */
+  properties[PROP_LANE_HEIGHT] =
+    g_param_spec_uint ("lane-height", NULL, NULL, 12, 200, DEFAULT_ROW_HEIGHT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * CowscopeTimelineView:show-counters:
+   *
+   * Whether the counter tracks are shown.
+   */
+  properties[PROP_SHOW_COUNTERS] =
+    g_param_spec_boolean ("show-counters", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * CowscopeTimelineView:cursor-shown:
+   *
+   * Whether the cursor is inside the visible window (when it is not,
+   * timeline.jump-to-cursor brings it back).
+   */
+  properties[PROP_CURSOR_SHOWN] =
+    g_param_spec_boolean ("cursor-shown", NULL, NULL, TRUE,
+                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   /**
    * CowscopeTimelineView::query-error:
@@ -1252,24 +1184,7 @@ cowscope_timeline_view_class_init (CowscopeTimelineViewClass *klass)
   g_object_class_override_property (object_class, PROP_HSCROLL_POLICY, "hscroll-policy");
   g_object_class_override_property (object_class, PROP_VSCROLL_POLICY, "vscroll-policy");
 
-  static const char *const actions[] = {
-    "timeline.zoom-in", "timeline.zoom-out", "timeline.zoom-reset", "timeline.pan-left",
-    "timeline.pan-right", "timeline.zoom-to-range", "timeline.clear-range",
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (actions); i++)
-    gtk_widget_class_install_action (widget_class, actions[i], NULL, action_cb);
-
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, 0, "timeline.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, 0, "timeline.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, 0, "timeline.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, 0, "timeline.zoom-out", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, 0, "timeline.zoom-out", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "timeline.zoom-reset", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_0, 0, "timeline.zoom-reset", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, 0, "timeline.pan-left", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, 0, "timeline.pan-right", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Return, 0, "timeline.zoom-to-range", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "timeline.clear-range", NULL);
+  cowscope_timeline_view_class_init_keys (widget_class);
 
   gtk_widget_class_set_css_name (widget_class, "cowscope-timeline");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
@@ -1287,45 +1202,31 @@ cowscope_timeline_view_init (CowscopeTimelineView *self)
   gtk_widget_set_vexpand (widget, TRUE);
   self->cache_t0 = self->cache_t1 = -1;
   self->palette_stale = TRUE;
+  self->cursor_shown = TRUE;
+  self->label_width = DEFAULT_LABEL_WIDTH;
+  self->row_height = DEFAULT_ROW_HEIGHT;
   self->layout = gtk_widget_create_pango_layout (widget, NULL);
+  self->range_layout = gtk_widget_create_pango_layout (widget, NULL);
+  PangoAttrList *small = pango_attr_list_new ();
+  pango_attr_list_insert (small, pango_attr_scale_new (0.85));
+  pango_layout_set_attributes (self->range_layout, small);
+  pango_attr_list_unref (small);
+  measure_text (self);
+  self->filter = cowscope_lane_filter_new ();
+  g_signal_connect (self->filter, "changed", G_CALLBACK (filter_changed_cb), self);
   self->ruler = cowscope_time_ruler_new ();
-  cowscope_time_ruler_set_inset (COWSCOPE_TIME_RULER (self->ruler), GUTTER_WIDTH);
+  cowscope_time_ruler_set_inset (COWSCOPE_TIME_RULER (self->ruler), self->label_width);
   gtk_widget_set_parent (self->ruler, widget);
-
-  g_signal_connect (widget, "query-tooltip", G_CALLBACK (query_tooltip_cb), NULL);
-
-  GtkEventController *scroll =
-    gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
-  g_signal_connect (scroll, "scroll", G_CALLBACK (scroll_cb), self);
-  gtk_widget_add_controller (widget, scroll);
-
-  GtkEventController *motion = gtk_event_controller_motion_new ();
-  g_signal_connect (motion, "enter", G_CALLBACK (motion_cb), self);
-  g_signal_connect (motion, "motion", G_CALLBACK (motion_cb), self);
-  g_signal_connect (motion, "leave", G_CALLBACK (leave_cb), self);
-  gtk_widget_add_controller (widget, motion);
-
-  GtkGesture *drag = gtk_gesture_drag_new ();
-  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (drag_begin_cb), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (drag_update_cb), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (drag_end_cb), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
-
-  GtkGesture *pinch = gtk_gesture_zoom_new ();
-  g_signal_connect (pinch, "begin", G_CALLBACK (pinch_begin_cb), self);
-  g_signal_connect (pinch, "scale-changed", G_CALLBACK (pinch_scale_cb), self);
-  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (pinch));
+  cowscope_timeline_view_init_input (self);
+  cowscope_timeline_view_update_actions (self);
 }
 
-/* A new, empty timeline. */
 GtkWidget *
 cowscope_timeline_view_new (void)
 {
   return g_object_new (COWSCOPE_TYPE_TIMELINE_VIEW, NULL);
 }
 
-/* The view state shown, or NULL. */
 CowscopeViewState *
 cowscope_timeline_view_get_view_state (CowscopeTimelineView *self)
 {
@@ -1341,6 +1242,8 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
   g_return_if_fail (state == NULL || COWSCOPE_IS_VIEW_STATE (state));
   if (self->state == state)
     return;
+  CowscopeSessionDocument *old_doc =
+    self->state != NULL ? cowscope_view_state_get_document (self->state) : NULL;
   if (self->state != NULL)
     {
       g_signal_handlers_disconnect_by_data (self->state, self);
@@ -1354,15 +1257,60 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
     }
   cowscope_time_ruler_set_view_state (COWSCOPE_TIME_RULER (self->ruler), state);
   highlights_cb (state, self);
+  selection_changed (self);
+  g_clear_pointer (&self->steps, g_array_unref);
+  /* A live recording gets a new view state over a new snapshot of the
+   * same file every second or so: the names are read again for each
+   * document. */
+  if (state == NULL || cowscope_view_state_get_document (state) != old_doc)
+    load_range_names (self);
   end_first_frame (self);
   self->first_frame = state != NULL;
-  self->cache_t0 = self->cache_t1 = -1;
   rebuild_lanes (self);
   range_changed (self);
+  update_cursor_shown (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);
 }
 
-/* The message of the last ::query-error, or NULL. */
+CowscopeLaneFilter *
+cowscope_timeline_view_get_lane_filter (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), NULL);
+  return self->filter;
+}
+
+int
+cowscope_timeline_view_get_label_width (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
+  return self->label_width;
+}
+
+void
+cowscope_timeline_view_set_label_width (CowscopeTimelineView *self, int width)
+{
+  g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
+  width = CLAMP (width, MIN_LABEL_WIDTH, MAX_LABEL_WIDTH);
+  if (self->label_width == width)
+    return;
+  self->label_width = width;
+  cowscope_time_ruler_set_inset (COWSCOPE_TIME_RULER (self->ruler), width);
+  drop_caches (self, TRUE);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LABEL_WIDTH]);
+}
+
+void
+cowscope_timeline_view_bind_settings (CowscopeTimelineView *self, GSettings *settings)
+{
+  g_return_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self));
+  g_return_if_fail (G_IS_SETTINGS (settings));
+  g_settings_bind (settings, "timeline-show-counters", self, "show-counters",
+                   G_SETTINGS_BIND_GET);
+  g_settings_bind (settings, "timeline-lane-height", self, "lane-height", G_SETTINGS_BIND_GET);
+  g_settings_bind (settings, "timeline-label-width", self, "label-width", G_SETTINGS_BIND_DEFAULT);
+}
+
 const char *
 cowscope_timeline_view_get_query_error (CowscopeTimelineView *self)
 {
@@ -1370,7 +1318,6 @@ cowscope_timeline_view_get_query_error (CowscopeTimelineView *self)
   return self->query_error_source == 0 ? self->query_error : NULL;
 }
 
-/* Number of lanes shown. */
 guint
 cowscope_timeline_view_get_n_lanes (CowscopeTimelineView *self)
 {
@@ -1378,7 +1325,13 @@ cowscope_timeline_view_get_n_lanes (CowscopeTimelineView *self)
   return self->lanes ? self->lanes->len : 0;
 }
 
-/* Lane @i (transfer none), or NULL. */
+guint
+cowscope_timeline_view_get_n_pinned (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
+  return self->n_pinned;
+}
+
 CowscopeTimelineLane *
 cowscope_timeline_view_get_lane (CowscopeTimelineView *self, guint i)
 {
@@ -1388,7 +1341,6 @@ cowscope_timeline_view_get_lane (CowscopeTimelineView *self, guint i)
   return ((Lane *) self->lanes->pdata[i])->lane;
 }
 
-/* Widget y and height of lane @i (0, 0 when there is none). */
 void
 cowscope_timeline_view_get_lane_area (CowscopeTimelineView *self, guint i, int *y, int *height)
 {
@@ -1397,8 +1349,8 @@ cowscope_timeline_view_get_lane_area (CowscopeTimelineView *self, guint i, int *
   if (self->lanes != NULL && i < self->lanes->len)
     {
       Lane *lane = self->lanes->pdata[i];
-      ly = RULER_HEIGHT + lane->y - scroll_y (self);
-      lh = lane->height;
+      ly = cowscope_timeline_view_lane_top (self, lane);
+      lh = lane->geometry.height;
     }
   if (y != NULL)
     *y = ly;
@@ -1406,7 +1358,44 @@ cowscope_timeline_view_get_lane_area (CowscopeTimelineView *self, guint i, int *
     *height = lh;
 }
 
-/* The range totals, when counted. */
+gboolean
+cowscope_timeline_view_get_lane_label (CowscopeTimelineView *self, guint i, char **name,
+                                       char **detail, guint *ellipsized)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), FALSE);
+  if (self->lanes == NULL || i >= self->lanes->len)
+    return FALSE;
+  Lane *lane = self->lanes->pdata[i];
+  CowscopeLaneLabel label;
+  char *n = NULL, *d = NULL;
+  cowscope_timeline_view_label_texts (self, lane, &label, &n, &d);
+  if (name != NULL)
+    *name = n;
+  else
+    g_free (n);
+  if (detail != NULL)
+    *detail = d;
+  else
+    g_free (d);
+  if (ellipsized != NULL)
+    *ellipsized = lane->ellipsized;
+  return lane->title_node != NULL;
+}
+
+CowscopeRangeNames *
+cowscope_timeline_view_get_range_names (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), NULL);
+  return self->range_names;
+}
+
+GArray *
+cowscope_timeline_view_get_flows (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), NULL);
+  return self->flows;
+}
+
 gboolean
 cowscope_timeline_view_get_range_totals (CowscopeTimelineView *self, CowscopeRangeTotals *totals)
 {
@@ -1418,7 +1407,6 @@ cowscope_timeline_view_get_range_totals (CowscopeTimelineView *self, CowscopeRan
   return TRUE;
 }
 
-/* The colour of @kind in the current style. */
 void
 cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemKind kind,
                                        GdkRGBA *color)
@@ -1429,7 +1417,6 @@ cowscope_timeline_view_get_kind_color (CowscopeTimelineView *self, CowscopeItemK
   *color = self->palette.kinds[kind];
 }
 
-/* The events outlined for the highlighted objects; FALSE while finding. */
 gboolean
 cowscope_timeline_view_get_n_highlighted (CowscopeTimelineView *self, guint *n_events)
 {
@@ -1440,12 +1427,19 @@ cowscope_timeline_view_get_n_highlighted (CowscopeTimelineView *self, guint *n_e
   return TRUE;
 }
 
-/* How many snapshots drew a session. */
 guint
 cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
   return self->frame_count;
+}
+
+/* Sets the visible window to [@t0, @t1) (the view state clamps it). */
+void
+cowscope_timeline_view_set_window (CowscopeTimelineView *self, gint64 t0, gint64 t1)
+{
+  if (self->state != NULL)
+    cowscope_view_state_set_visible (self->state, t0, t1);
 }
 
 /* Whether the lanes drawn are exact (not the first frame's estimates). */

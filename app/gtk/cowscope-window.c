@@ -22,6 +22,8 @@
 #include "cowscope-graph-view.h"
 #include "cowscope-range-summary-view.h"
 #include "cowscope-tables-view.h"
+#include "cowscope-timeline-overview.h"
+#include "cowscope-timeline-toolbar.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
 #include "cowscope-window.h"
@@ -679,6 +681,7 @@ application_set_cb (CowscopeWindow *self,
     gtk_window_maximize (GTK_WINDOW (self));
 
   cowscope_start_page_set_settings (self->start_page, settings);
+  cowscope_timeline_view_bind_settings (self->timeline_view, settings);
   cowscope_graph_view_bind_size_filter (self->graph_view, settings);
 }
 
@@ -761,6 +764,8 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
 
   g_type_ensure (COWSCOPE_TYPE_START_PAGE);
   g_type_ensure (COWSCOPE_TYPE_TIMELINE_VIEW);
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_TOOLBAR);
+  g_type_ensure (COWSCOPE_TYPE_TIMELINE_OVERVIEW);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/cowscope/Cowscope/cowscope-window.ui");
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, window_title);

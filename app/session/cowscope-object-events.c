@@ -19,32 +19,34 @@ find_free (gpointer data)
 }
 
 /* The queries for one kind of object: ?1 pid, ?2 id.  Each names the
- * columns that can hold such an object and returns seq, tid, start, end. */
+ * columns that can hold such an object (cowscope-object-events.h has the
+ * columns each returns). */
+#define MATERIALIZATIONS COWSCOPE_OBJECT_EVENTS_FROM_MATERIALIZATIONS
+#define LAZY_CLONES COWSCOPE_OBJECT_EVENTS_FROM_LAZY_CLONES
+#define VIOLATIONS COWSCOPE_OBJECT_EVENTS_FROM_VIOLATIONS
+
 static const char *const *
 queries_for (CowscopeNodeKind kind)
 {
   static const char *const allocation[] = {
-    "SELECT seq, tid, begin_ts, end_ts FROM materializations WHERE pid = ?1 AND allocation_id = ?2",
+    MATERIALIZATIONS " WHERE pid = ?1 AND allocation_id = ?2",
     NULL,
   };
   static const char *const context[] = {
-    "SELECT seq, tid, begin_ts, end_ts FROM materializations WHERE pid = ?1 AND context_id = ?2",
-    "SELECT seq, tid, ts, ts FROM lazy_clones WHERE pid = ?1 AND context_id = ?2",
+    MATERIALIZATIONS " WHERE pid = ?1 AND context_id = ?2",
+    LAZY_CLONES " WHERE pid = ?1 AND context_id = ?2",
     NULL,
   };
   static const char *const storage[] = {
-    "SELECT seq, tid, begin_ts, end_ts FROM materializations WHERE pid = ?1 AND storage_id = ?2",
-    "SELECT seq, tid, ts, ts FROM lazy_clones WHERE pid = ?1 AND (source_storage_id = ?2"
-    " OR result_storage_id = ?2)",
-    "SELECT seq, tid, ts, ts FROM violations WHERE pid = ?1 AND storage_id = ?2",
+    MATERIALIZATIONS " WHERE pid = ?1 AND storage_id = ?2",
+    LAZY_CLONES " WHERE pid = ?1 AND (source_storage_id = ?2 OR result_storage_id = ?2)",
+    VIOLATIONS " WHERE pid = ?1 AND storage_id = ?2",
     NULL,
   };
   static const char *const tensor[] = {
-    "SELECT seq, tid, begin_ts, end_ts FROM materializations WHERE pid = ?1 AND tensor_id = ?2",
-    "SELECT seq, tid, ts, ts FROM lazy_clones WHERE pid = ?1 AND (source_tensor_id = ?2"
-    " OR result_tensor_id = ?2)",
-    "SELECT seq, tid, ts, ts FROM violations WHERE pid = ?1 AND (writer_tensor_id = ?2"
-    " OR accessor_tensor_id = ?2)",
+    MATERIALIZATIONS " WHERE pid = ?1 AND tensor_id = ?2",
+    LAZY_CLONES " WHERE pid = ?1 AND (source_tensor_id = ?2 OR result_tensor_id = ?2)",
+    VIOLATIONS " WHERE pid = ?1 AND (writer_tensor_id = ?2 OR accessor_tensor_id = ?2)",
     NULL,
   };
   switch (kind)
@@ -54,6 +56,40 @@ queries_for (CowscopeNodeKind kind)
     case COWSCOPE_NODE_STORAGE: return storage;
     default: return tensor;
     }
+}
+
+guint16
+cowscope_object_event_kind_from_word (const char *word)
+{
+  static const struct {
+    const char *word;
+    CowscopeItemKind kind;
+  } words[] = {
+    { "copy", COWSCOPE_ITEM_COPY },
+    { "steal", COWSCOPE_ITEM_STEAL },
+    { "failed", COWSCOPE_ITEM_MATERIALIZE_FAILED },
+    { "lazy", COWSCOPE_ITEM_LAZY_CLONE },
+    { "eager", COWSCOPE_ITEM_EAGER_COPY },
+    { "warning", COWSCOPE_ITEM_VIOLATION },
+  };
+  for (guint i = 0; word != NULL && i < G_N_ELEMENTS (words); i++)
+    if (g_str_equal (word, words[i].word))
+      return words[i].kind;
+  return COWSCOPE_ITEM_OTHER;
+}
+
+void
+cowscope_object_event_from_row (sqlite3_stmt *stmt, CowscopeObjectEvent *ev)
+{
+  g_return_if_fail (stmt != NULL && ev != NULL);
+  *ev = (CowscopeObjectEvent) {
+    .seq = sqlite3_column_int64 (stmt, 0),
+    .pid = (guint32) cowscope_format_column_int (stmt, 1, 0),
+    .tid = cowscope_format_column_int (stmt, 2, 0),
+    .start_ns = cowscope_format_column_int (stmt, 3, 0),
+    .kind = cowscope_object_event_kind_from_word ((const char *) sqlite3_column_text (stmt, 5)),
+  };
+  ev->end_ns = MAX (cowscope_format_column_int (stmt, 4, ev->start_ns), ev->start_ns);
 }
 
 static int
@@ -92,13 +128,8 @@ find_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
           int rc;
           while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
             {
-              CowscopeObjectEvent ev = {
-                .seq = sqlite3_column_int64 (stmt, 0),
-                .pid = ref->pid,
-                .tid = cowscope_format_column_int (stmt, 1, 0),
-                .start_ns = cowscope_format_column_int (stmt, 2, 0),
-              };
-              ev.end_ns = MAX (cowscope_format_column_int (stmt, 3, ev.start_ns), ev.start_ns);
+              CowscopeObjectEvent ev;
+              cowscope_object_event_from_row (stmt, &ev);
               g_array_append_val (events, ev);
             }
           if (rc != SQLITE_DONE)

@@ -31,15 +31,21 @@
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/statvfs.h>
 #include <time.h>
 
 #include "cowscope-application.h"
+#include "cowscope-timeline-overview.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-window.h"
 #include "session-fixture.h"
 
 #define N_FRAMES 100
+/* The timeline's height (px): 300, or $COWSCOPE_BENCH_TIMELINE_HEIGHT
+ * (to compare layouts that fit different numbers of lanes). */
+static int bench_timeline_height = 300;
+#define BENCH_TIMELINE_HEIGHT bench_timeline_height
 
 static double heap_mb (void);
 
@@ -47,6 +53,16 @@ static double
 now_ms (void)
 {
   return g_get_monotonic_time () / 1000.0;
+}
+
+/* The CPU time of the calling thread: what a frame costs, whatever else
+ * runs on a shared machine (wall time waits for the CPU too). */
+static double
+cpu_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* Iterates the main context until @done (@data) or @seconds pass. */
@@ -99,6 +115,28 @@ exact_frame_painted (gpointer data)
   return ((OpenWait *) data)->exact_at > 0;
 }
 
+static gboolean
+activity_ready (gpointer data)
+{
+  return cowscope_timeline_overview_get_activity_ready (data);
+}
+
+/* The first widget of @type under @widget, or NULL. */
+static GtkWidget *
+find_child (GtkWidget *widget, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL;
+       c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_child (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static int
 compare_doubles (const void *a, const void *b)
 {
@@ -119,14 +157,17 @@ stats (double *v, guint n, double *median, double *p95)
  * snapshot vfunc, what gtk_widget_snapshot() runs for a frame after a
  * queue_draw); with @render_ms, also the time cairo takes to draw that
  * node into an image of the widget's size. */
+static double last_cpu_ms;  /* the CPU time of the last time_snapshot() */
+
 static double
 time_snapshot (GtkWidget *widget, double *render_ms)
 {
-  double t = now_ms ();
+  double t = now_ms (), c = cpu_ms ();
   GtkSnapshot *snapshot = gtk_snapshot_new ();
   GTK_WIDGET_GET_CLASS (widget)->snapshot (widget, snapshot);
   GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
   t = now_ms () - t;
+  last_cpu_ms = cpu_ms () - c;
   if (render_ms != NULL)
     {
       cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32,
@@ -322,6 +363,8 @@ main (int argc, char *argv[])
   g_autoptr (GError) error = NULL;
   gtk_init ();
   adw_init ();
+  if (g_getenv ("COWSCOPE_BENCH_TIMELINE_HEIGHT") != NULL)
+    bench_timeline_height = CLAMP (atoi (g_getenv ("COWSCOPE_BENCH_TIMELINE_HEIGHT")), 100, 700);
   g_setenv ("GSETTINGS_BACKEND", "memory", FALSE);
 
   const char *path = g_getenv ("COWSCOPE_BENCH_SESSION");
@@ -379,6 +422,8 @@ main (int argc, char *argv[])
     if (i != 2 && sizes[i].n > 0)
       measure_opens (app, &sizes[i], FALSE);
   CowscopeWindow *window = measure_opens (app, &sizes[2], TRUE);
+  /* The kept window's open is over: its first exact frame is painted. */
+  double t_open = now_ms ();
   double open_ms, open_max, exact_ms, exact_max, load_ms, load_max;
   {
     Opens c = sizes[2];
@@ -388,10 +433,40 @@ main (int argc, char *argv[])
   }
 
   CowscopeTimelineView *view = cowscope_window_get_timeline_view (window);
+  /* The same timeline height whatever the window puts around it, so that
+   * runs of different layouts compare: the session pane gives it
+   * BENCH_TIMELINE_HEIGHT px. */
+  GtkWidget *paned = gtk_widget_get_ancestor (GTK_WIDGET (view), GTK_TYPE_PANED);
+  while (paned != NULL && gtk_widget_get_ancestor (gtk_widget_get_parent (paned), GTK_TYPE_PANED) != NULL)
+    paned = gtk_widget_get_ancestor (gtk_widget_get_parent (paned), GTK_TYPE_PANED);
+  for (int tries = 0; paned != NULL && tries < 5
+                      && gtk_widget_get_height (GTK_WIDGET (view)) != BENCH_TIMELINE_HEIGHT; tries++)
+    {
+      gtk_paned_set_position (GTK_PANED (paned), gtk_paned_get_position (GTK_PANED (paned))
+                                                   + BENCH_TIMELINE_HEIGHT
+                                                   - gtk_widget_get_height (GTK_WIDGET (view)));
+      for (int i = 0; i < 50; i++)
+        g_main_context_iteration (NULL, FALSE);
+      g_usleep (20000);
+      for (int i = 0; i < 50; i++)
+        g_main_context_iteration (NULL, FALSE);
+    }
   CowscopeViewState *state = cowscope_window_get_view_state (window);
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (state);
   GtkWidget *vw = GTK_WIDGET (view);
   int width = gtk_widget_get_width (vw), height = gtk_widget_get_height (vw);
+  GtkWidget *overview = find_child (GTK_WIDGET (window), COWSCOPE_TYPE_TIMELINE_OVERVIEW);
+  if (overview == NULL)
+    {
+      fprintf (stderr, "the window has no overview strip\n");
+      return 1;
+    }
+  /* The strip counts the session's activity once, in a worker thread
+   * started after the first frame: it shows this long after the first
+   * exact frame. */
+  wait_until (activity_ready, overview, 120);
+  double strip_ready = now_ms () - t_open;
+  int label_width = cowscope_timeline_view_get_label_width (view);
 
   /* ---- the baseline: an empty widget of the same size ---- */
   GtkWidget *empty_window = gtk_window_new ();
@@ -401,7 +476,8 @@ main (int argc, char *argv[])
   gtk_window_present (GTK_WINDOW (empty_window));
   wait_until (is_drawn, empty, 10);
 
-  double zoom[N_FRAMES], hover[N_FRAMES], base[N_FRAMES], render[N_FRAMES];
+  double zoom[N_FRAMES], hover[N_FRAMES], base[N_FRAMES], render[N_FRAMES], strip[N_FRAMES];
+  double zoom_cpu[N_FRAMES], strip_cpu[N_FRAMES];
   g_autoptr (GRand) rand = g_rand_new_with_seed (3);
   gint64 s0 = cowscope_session_document_get_start_ns (doc);
   gint64 s1 = cowscope_session_document_get_end_ns (doc);
@@ -409,7 +485,7 @@ main (int argc, char *argv[])
     {
       gint64 t0 = cowscope_view_state_get_visible_start (state);
       gint64 t1 = cowscope_view_state_get_visible_end (state);
-      double x = 176 + g_rand_double (rand) * (width - 176);
+      double x = label_width + g_rand_double (rand) * (width - label_width);
       switch (i % 5)
         {
         case 0: case 1: cowscope_timeline_view_zoom (view, 1.6, x); break;
@@ -420,19 +496,35 @@ main (int argc, char *argv[])
       if (i % 25 == 24)  /* back out now and then: whole-session frames too */
         cowscope_view_state_set_visible (state, s0, s1 + 1);
       zoom[i] = time_snapshot (vw, &render[i]);
+      zoom_cpu[i] = last_cpu_ms;
       hover[i] = time_snapshot (vw, NULL);  /* same window: cached lanes */
       base[i] = time_snapshot (empty, NULL);
+      strip[i] = time_snapshot (overview, NULL);
+      strip_cpu[i] = last_cpu_ms;
       g_main_context_iteration (NULL, FALSE);
     }
-  double zm, zp, hm, hp, bm, bp, rm, rp;
+  double zm, zp, hm, hp, bm, bp, rm, rp, sm, sp;
+  stats (strip, N_FRAMES, &sm, &sp);
+  double scm, scp;
+  stats (strip_cpu, N_FRAMES, &scm, &scp);
   stats (render, N_FRAMES, &rm, &rp);
   stats (zoom, N_FRAMES, &zm, &zp);
+  double zcm, zcp;
+  stats (zoom_cpu, N_FRAMES, &zcm, &zcp);
   stats (hover, N_FRAMES, &hm, &hp);
   stats (base, N_FRAMES, &bm, &bp);
 
-  printf ("timeline-frame: %'" G_GUINT64_FORMAT " events, %u lanes, timeline %dx%d px\n",
+  /* Lanes in view: what a frame draws (a denser layout draws more). */
+  guint in_view = 0;
+  for (guint i = 0; i < cowscope_timeline_view_get_n_lanes (view); i++)
+    {
+      int ly, lh;
+      cowscope_timeline_view_get_lane_area (view, i, &ly, &lh);
+      in_view += ly < height && ly + lh > 0;
+    }
+  printf ("timeline-frame: %'" G_GUINT64_FORMAT " events, %u lanes (%u in view), timeline %dx%d px\n",
           cowscope_session_document_get_n_events (doc), cowscope_timeline_view_get_n_lanes (view),
-          width, height);
+          in_view, width, height);
   printf ("  %-40s %9.1f ms   (max %.1f ms over %u opens; target <= 1000 ms)\n",
           "open to first frame", open_ms, open_max, sizes[2].n);
   printf ("  %-40s %9.1f ms   (max %.1f ms)\n", "open to the first exact frame", exact_ms,
@@ -451,9 +543,14 @@ main (int argc, char *argv[])
   printf ("\n");
   printf ("  %-40s %9s %9s   %s\n", "snapshot over 100 frames", "median", "p95", "");
   printf ("  %-40s %6.2f ms %6.2f ms   (target <= 8 ms)\n", "timeline, zooming and panning", zm, zp);
+  printf ("  %-40s %6.2f ms %6.2f ms   (the main thread's CPU time)\n", "  its CPU time", zcm, zcp);
   printf ("  %-40s %6.2f ms %6.2f ms\n", "timeline, same window (cached lanes)", hm, hp);
   printf ("  %-40s %6.2f ms %6.2f ms\n", "baseline: empty widget, same size", bm, bp);
   printf ("  %-40s %6.2f ms %6.2f ms\n", "cairo rendering of the timeline's node", rm, rp);
+  printf ("  %-40s %6.2f ms %6.2f ms\n", "overview strip (activity cached)", sm, sp);
+  printf ("  %-40s %6.2f ms %6.2f ms\n", "  its CPU time", scm, scp);
+  printf ("  %-40s %9.1f ms   (counted in a worker thread after the first frame)\n",
+          "overview strip shown after exact frame", strip_ready);
 
   gtk_window_destroy (GTK_WINDOW (empty_window));
   gtk_window_destroy (GTK_WINDOW (window));
