@@ -436,15 +436,6 @@ ring_cpu_relax (void)
 #endif
 }
 
-/* CLOCK_MONOTONIC in ns (slow path only). */
-static int64_t
-ring_now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Re-reads the consumer's tail and reports whether @need bytes fit after
  * the producer's head. */
 static inline bool
@@ -750,11 +741,11 @@ cowscope_ring_prefault (CowscopeRing *ring, size_t bytes)
 
 /* Stamps ready_ns. */
 void
-cowscope_ring_mark_ready (CowscopeRing *ring)
+cowscope_ring_mark_ready (CowscopeRing *ring, int64_t ready_ns)
 {
   /* Relaxed: every record is published later with a release store of
    * head, which orders this store before it for the consumer. */
-  atomic_store_explicit (&ring->header->ready_ns, ring_now_ns (),
+  atomic_store_explicit (&ring->header->ready_ns, ready_ns,
                          memory_order_relaxed);
 }
 

@@ -252,7 +252,7 @@ thread_set_up (void)
    * here, not by the thread's first records. */
   cowscope_ring_close_fd (ring);
   cowscope_ring_prefault (ring, PREFAULT_BYTES);
-  cowscope_ring_mark_ready (ring);
+  cowscope_ring_mark_ready (ring, cow_trace_now_ns ());
   pthread_setspecific (exit_key, t);
   cowscope_probe_tls_thread = t;
   return t;
