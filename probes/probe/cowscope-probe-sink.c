@@ -2,9 +2,10 @@
  * calling thread's ring, and the user's call stack after the events that
  * a report explains (the session format's list: cowscope-stack-events.h).
  *
- * Hot path: a TLS load, one ring write (allocation-free, lock-free) and a
- * mask test.  Everything else is in the cold paths of the thread and
- * connection files.
+ * Hot path: a TLS load, a mask test and one ring write (allocation-free,
+ * lock-free).  Stacks, CUPTI correlation and every first time are in
+ * sink_event_slow() and the cold paths of the thread and connection
+ * files.
  */
 #include "cowscope-probe-private.h"
 #include "cowscope-probe.h"
@@ -51,16 +52,21 @@ correlate_device_copy (const CowTraceEvent *event)
     cowscope_probe_pop_external_correlation ();
 }
 
-/* CowTraceSink.event: the event into this thread's ring, then its stack
- * when it takes one.  Never blocks except in BLOCK mode on a full ring.
- * When this call had to set the thread's ring up first (the fallback for
- * threads that did not start through the probe's trampoline), the event
- * is stamped after the set-up: the engine took its time before calling
- * us, and the set-up must not count inside the span it opens. */
-static void
-sink_event (const CowTraceEvent *event, void *user_data)
+/* Events that need more than one ring write: those that take a stack,
+ * and a device materialization's begin and end (CUPTI correlation). */
+#define SLOW_EVENTS                                                             \
+  (COWSCOPE_STACK_EVENTS | (UINT32_C (1) << COW_EVENT_MATERIALIZE_BEGIN)         \
+   | (UINT32_C (1) << COW_EVENT_MATERIALIZE_END))
+
+/* Everything but the common case: a thread without its ring yet, a
+ * re-entry, drops to count, stacks, CUPTI correlation.  When this call
+ * had to set the thread's ring up first (the fallback for threads that
+ * did not start through the probe's trampoline), the event is stamped
+ * after the set-up: the engine took its time before calling us, and the
+ * set-up must not count inside the span it opens. */
+static PROBE_COLD void
+sink_event_slow (const CowTraceEvent *event)
 {
-  (void) user_data;
   bool set_up_now = false;
   CowTraceEvent restamped;
   CowscopeProbeThread *t = cowscope_probe_enter (true, &set_up_now);
@@ -72,13 +78,38 @@ sink_event (const CowTraceEvent *event, void *user_data)
     }
   if (event->type == COW_EVENT_MATERIALIZE_BEGIN || event->type == COW_EVENT_MATERIALIZE_END)
     correlate_device_copy (event);
-  if (PROBE_UNLIKELY (t == NULL))
+  if (t == NULL)
     return;
   bool stored = cowscope_ring_write_event (t->ring, event);
   /* Config is read-only once the sink is installed. */
-  if (PROBE_UNLIKELY (cowscope_event_takes_stack (event->type)) && stored
-      && cowscope_probe_config.stacks)
+  if (cowscope_event_takes_stack (event->type) && stored && cowscope_probe_config.stacks)
     write_stack (t, event);
+  cowscope_probe_leave ();
+}
+
+/* CowTraceSink.event: the event into this thread's ring, then its stack
+ * when it takes one.  Never blocks except in BLOCK mode on a full ring.
+ * The common case (a thread with its ring, not re-entered, an event of
+ * one record) is a TLS load, three tests and the ring write, between
+ * setting and clearing the re-entry flag (cowscope_probe_enter() does
+ * the same for the rest). */
+static void
+sink_event (const CowTraceEvent *event, void *user_data)
+{
+  (void) user_data;
+  CowscopeProbeThread *t = cowscope_probe_tls_thread;
+  uint32_t type = event->type;
+  /* Relaxed: only this thread and its signal handlers touch these. */
+  if (PROBE_UNLIKELY (t == NULL || type >= 32 || ((SLOW_EVENTS >> type) & 1) != 0
+                      || atomic_load_explicit (&cowscope_probe_tls_busy, memory_order_relaxed)
+                      || atomic_load_explicit (&t->reentered_drops, memory_order_relaxed) != 0))
+    {
+      sink_event_slow (event);
+      return;
+    }
+  atomic_store_explicit (&cowscope_probe_tls_busy, 1, memory_order_relaxed);
+  atomic_signal_fence (memory_order_seq_cst);
+  cowscope_ring_write_event (t->ring, event);
   cowscope_probe_leave ();
 }
 
