@@ -134,6 +134,8 @@ typedef struct {
  * write them). */
 #define COWSCOPE_RING_BLOB_CUPTI 1u /* CUPTI activity records, as delivered */
 #define COWSCOPE_RING_BLOB_STACK 2u /* a user call stack: frame addresses */
+#define COWSCOPE_RING_BLOB_STACK_DEF 3u /* a stack interned by the probe: key and frames */
+#define COWSCOPE_RING_BLOB_STACK_REF 4u /* the key of a stack defined earlier */
 
 /* Header flags. */
 #define COWSCOPE_RING_FLAG_FINISHED 0x1u /* the producer will write no more */

@@ -1,6 +1,7 @@
 /* cowscope-probe-sink.c — the engine's trace sink: every event into the
- * calling thread's ring, and the user's call stack after the events that
- * a report explains (the session format's list: cowscope-stack-events.h).
+ * calling thread's ring, and the user's call stack (or the key of one the
+ * ring already carries) after the events that a report explains (the
+ * session format's list: cowscope-stack-events.h).
  *
  * Hot path: a TLS load, a mask test and one ring write (allocation-free,
  * lock-free).  Stacks, CUPTI correlation and every first time are in
@@ -13,28 +14,67 @@
 
 #include <string.h>
 
-/* A STACK blob: blob header, stack header, frames. */
-typedef struct {
-  CowscopeRingBlobHeader blob;
-  CowscopeStackBlob stack;
-  uint64_t frames[COWSCOPE_MAX_STACK_DEPTH];
-} StackRecord;
-
-/* Writes the user's call stack for @event right after it.  A dropped
- * stack leaves the event without one (the recorder accepts that). */
+/* Writes the user's call stack for @event right after it: the key of a
+ * stack this ring already carries (STACK_REF), or the frames with a new
+ * key (STACK_DEF), or, for a thread without a stack table, the frames
+ * alone (STACK).  A dropped stack leaves the event without one (the
+ * recorder accepts that), and a dropped definition is not remembered, so
+ * no reference ever names a key the recorder did not get. */
 static void
 write_stack (CowscopeProbeThread *t, const CowTraceEvent *event)
 {
-  StackRecord record;
-  uint32_t n = cowscope_probe_stack_capture (record.frames, COWSCOPE_MAX_STACK_DEPTH);
+  uint64_t frames[COWSCOPE_MAX_STACK_DEPTH];
+  uint32_t n = cowscope_probe_stack_capture (frames, COWSCOPE_MAX_STACK_DEPTH);
+  size_t frame_bytes = n * sizeof (uint64_t);
+  CowscopeRingBlobHeader blob = { .flags = 0 };
 
-  record.blob.type = COWSCOPE_RING_BLOB_STACK;
-  record.blob.flags = 0;
-  record.stack.event_time_ns = event->time_ns;
-  record.stack.event_type = event->type;
-  record.stack.n_frames = n;
-  size_t size = offsetof (StackRecord, frames) + n * sizeof (uint64_t);
-  cowscope_ring_write (t->ring, COWSCOPE_RING_KIND_BLOB, &record, size);
+  if (PROBE_UNLIKELY (t->stacks == NULL))
+    {
+      blob.type = COWSCOPE_RING_BLOB_STACK;
+      CowscopeStackBlob stack = { event->time_ns, event->type, n };
+      uint8_t *p = cowscope_ring_reserve (t->ring, COWSCOPE_RING_KIND_BLOB,
+                                          sizeof blob + sizeof stack + frame_bytes);
+      if (p == NULL)
+        return;
+      memcpy (p, &blob, sizeof blob);
+      memcpy (p + sizeof blob, &stack, sizeof stack);
+      memcpy (p + sizeof blob + sizeof stack, frames, frame_bytes);
+      cowscope_ring_commit (t->ring);
+      return;
+    }
+
+  uint64_t hash = cowscope_probe_stack_hash (frames, n);
+  uint64_t key = cowscope_probe_stack_cache_find (t->stacks, hash);
+  if (key != 0)
+    {
+      struct {
+        CowscopeRingBlobHeader blob;
+        CowscopeStackRefBlob ref;
+      } record = {
+        .blob = { .type = COWSCOPE_RING_BLOB_STACK_REF, .flags = 0 },
+        .ref = { .event_time_ns = event->time_ns, .event_type = event->type, .key = key },
+      };
+      cowscope_ring_write (t->ring, COWSCOPE_RING_KIND_BLOB, &record, sizeof record);
+      return;
+    }
+
+  key = cowscope_probe_stack_cache_next_key (t->stacks);
+  blob.type = COWSCOPE_RING_BLOB_STACK_DEF;
+  CowscopeStackDefBlob def = {
+    .event_time_ns = event->time_ns,
+    .event_type = event->type,
+    .n_frames = n,
+    .key = key,
+  };
+  uint8_t *p = cowscope_ring_reserve (t->ring, COWSCOPE_RING_KIND_BLOB,
+                                      sizeof blob + sizeof def + frame_bytes);
+  if (p == NULL)
+    return;
+  memcpy (p, &blob, sizeof blob);
+  memcpy (p + sizeof blob, &def, sizeof def);
+  memcpy (p + sizeof blob + sizeof def, frames, frame_bytes);
+  cowscope_ring_commit (t->ring);
+  cowscope_probe_stack_cache_insert (t->stacks, hash, key);
 }
 
 /* A device materialization's copy is tagged in CUPTI with the begin
