@@ -96,13 +96,19 @@ cow_clock_now_ns (void)
   uint64_t mult = atomic_load_explicit (&s->mult, memory_order_relaxed);
   uint64_t span = atomic_load_explicit (&s->span, memory_order_relaxed);
   atomic_thread_fence (memory_order_acquire);
-  uint64_t delta = cow_clock_ticks () - tsc;
-  /* One unsigned compare: ticks before the anchor wrap to a huge delta,
-   * and span is 0 while there is no anchor. */
-  if (COW_CLOCK_LIKELY (delta < span
-                        && atomic_load_explicit (&s->seq, memory_order_relaxed) == seq
-                        && (seq & 1) == 0))
-    return cow_clock_convert (delta, mult, ns);
+  /* span is 0 while there is no anchor (calibrating, or a machine whose
+   * TSC is not to be trusted, where a hypervisor may even trap rdtsc):
+   * then the TSC is not read at all. */
+  if (COW_CLOCK_LIKELY (span != 0))
+    {
+      /* One unsigned compare: ticks before the anchor wrap to a huge
+       * delta. */
+      uint64_t delta = cow_clock_ticks () - tsc;
+      if (COW_CLOCK_LIKELY (delta < span
+                            && atomic_load_explicit (&s->seq, memory_order_relaxed) == seq
+                            && (seq & 1) == 0))
+        return cow_clock_convert (delta, mult, ns);
+    }
 #endif
   return cow_clock_now_slow ();
 }
