@@ -19,7 +19,8 @@ PRAGMA user_version = 3;
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
 --   created_utc (ISO 8601), command (the target's argv, space-joined),
---   program, stacks (0/1), ring_policy ('drop'|'block'), ring_capacity,
+--   program, stacks (0/1), stack_unwinder ('libunwind', 'backtrace: <why>',
+--   'unknown'; NULL without stacks), ring_policy ('drop'|'block'), ring_capacity,
 --   gpu_tracing ('available', 'unavailable: <reason>', 'off' or 'unknown'),
 --   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
 --   'unknown'), exit_status, exit_signal, interrupted (1: Ctrl-C on the
