@@ -12,9 +12,11 @@
 
 #include <glib/gi18n.h>
 
+#include "cowscope-call-tree-view.h"
 #include "cowscope-export-dialog.h"
 #include "cowscope-session-document.h"
 #include "cowscope-start-page.h"
+#include "cowscope-summary-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
 #include "cowscope-tables-view.h"
@@ -50,6 +52,9 @@ struct _CowscopeWindow
   AdwStatusPage        *loading_page;
   GtkProgressBar       *loading_progress;
   GtkProgressBar       *session_progress;
+  AdwViewStack         *session_views;
+  CowscopeSummaryPage  *summary_page;
+  CowscopeCallTreeView *call_tree_view;
 
   GFile                *file;         /* the session shown, or NULL */
   GFile                *loading;      /* the file being loaded, or NULL */
@@ -169,6 +174,8 @@ set_panels_view_state (CowscopeWindow    *self,
   cowscope_tables_view_set_view_state (self->events_table, state);
   cowscope_tables_view_set_view_state (self->objects_table, state);
   cowscope_tables_view_set_view_state (self->warnings_table, state);
+  cowscope_summary_page_set_view_state (self->summary_page, state);
+  cowscope_call_tree_view_set_view_state (self->call_tree_view, state);
 }
 
 /* Shows the session page for @file, loaded as @document: a new view
@@ -209,6 +216,8 @@ show_session (CowscopeWindow          *self,
   gtk_widget_set_visible (self->export_button, TRUE);
   set_action_enabled (self, "export", TRUE);
   gtk_stack_set_visible_child_name (self->stack, "session");
+  /* A session opens on its summary, as Sysprof opens on its callgraph. */
+  adw_view_stack_set_visible_child_name (self->session_views, "summary");
 
   cowscope_application_add_recent (COWSCOPE_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))),
                                    file);
@@ -439,12 +448,37 @@ cancel_open_activated (GSimpleAction *action,
   hide_loading (self);
 }
 
+/* win.show-view (s): shows the session's "summary", "timeline" or
+ * "calltree" view (the views ask for each other through it). */
+static void
+show_view_activated (GSimpleAction *action,
+                     GVariant      *parameter,
+                     gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+  const char *name = g_variant_get_string (parameter, NULL);
+
+  if (self->file == NULL || adw_view_stack_get_child_by_name (self->session_views, name) == NULL)
+    return;
+  adw_view_stack_set_visible_child_name (self->session_views, name);
+}
+
+/* A top call site of the summary was activated: show it in the call tree. */
+static void
+summary_call_site_cb (CowscopeWindow         *self,
+                      const CowscopeFrameRef *site)
+{
+  cowscope_call_tree_view_show_site (self->call_tree_view, site);
+  adw_view_stack_set_visible_child_name (self->session_views, "calltree");
+}
+
 static const GActionEntry win_actions[] = {
   { .name = "export", .activate = export_activated },
   { .name = "close", .activate = close_activated },
   { .name = "show-start", .activate = show_start_activated },
   { .name = "open-uri", .activate = open_uri_activated, .parameter_type = "s" },
   { .name = "cancel-open", .activate = cancel_open_activated },
+  { .name = "show-view", .activate = show_view_activated, .parameter_type = "s" },
 };
 
 /* Enables or disables the window action @name. */
@@ -639,6 +673,11 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_progress);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_progress);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_views);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, summary_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, call_tree_view);
+  g_type_ensure (COWSCOPE_TYPE_SUMMARY_PAGE);
+  g_type_ensure (COWSCOPE_TYPE_CALL_TREE_VIEW);
 
 }
 
@@ -660,6 +699,8 @@ cowscope_window_init (CowscopeWindow *self)
   g_signal_connect (self, "notify::application", G_CALLBACK (application_set_cb), NULL);
   g_signal_connect_swapped (self->timeline_view, "query-error",
                             G_CALLBACK (timeline_query_error_cb), self);
+  g_signal_connect_swapped (self->summary_page, "call-site-activated",
+                            G_CALLBACK (summary_call_site_cb), self);
 
 #ifdef DEVELOPMENT_BUILD
   gtk_widget_add_css_class (GTK_WIDGET (self), "devel");
@@ -949,4 +990,44 @@ cowscope_window_get_error_description (CowscopeWindow *self)
   g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
 
   return adw_status_page_get_description (self->error_page);
+}
+
+/**
+ * cowscope_window_get_visible_view:
+ *
+ * Returns: (nullable): the session view shown: "summary", "timeline" or
+ *   "calltree" (meaningful on the session page).
+ */
+const char *
+cowscope_window_get_visible_view (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return adw_view_stack_get_visible_child_name (self->session_views);
+}
+
+/**
+ * cowscope_window_get_summary_page:
+ *
+ * Returns: (transfer none): the session's summary page.
+ */
+CowscopeSummaryPage *
+cowscope_window_get_summary_page (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->summary_page;
+}
+
+/**
+ * cowscope_window_get_call_tree_view:
+ *
+ * Returns: (transfer none): the session's copy call tree.
+ */
+CowscopeCallTreeView *
+cowscope_window_get_call_tree_view (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->call_tree_view;
 }

@@ -125,7 +125,12 @@ static void
 view_state_cb (CowscopeWindow *window, GParamSpec *pspec, double *loaded_at)
 {
   if (*loaded_at == 0 && cowscope_window_get_view_state (window) != NULL)
-    *loaded_at = now_ms ();
+    {
+      *loaded_at = now_ms ();
+      /* A session opens on its summary: the timeline instead, before the
+       * first frame, so that the frame measured is the timeline's. */
+      gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline");
+    }
 }
 
 int

@@ -95,6 +95,8 @@ test_open (void)
   g_assert_true (gui_test_wait_until (session_loaded, window, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (cowscope_timeline_view_get_view_state (view ()) == state ());
+  /* A session opens on its summary: show the timeline. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   wait_frame ();
   /* The whole session is shown at first. */
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (state ());
@@ -595,6 +597,7 @@ test_damaged_chunk (void)
   cowscope_window_open (w, file);
   g_assert_true (gui_test_wait_until (session_loaded, w, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (w), ==, "session");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (nonzero, &errors, 20));
   g_assert_nonnull (cowscope_timeline_view_get_query_error (tv));
   for (int i = 0; i < 3; i++)

@@ -45,6 +45,21 @@ sql_int (const char *path, const char *sql)
   return value;
 }
 
+/* One text (NULL for SQL NULL or no row) from @sql on the fixture. */
+static char *
+sql_text (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  char *value = sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL
+                  ? g_strdup ((const char *) sqlite3_column_text (stmt, 0)) : NULL;
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
 /* ---- opening ---------------------------------------------------------- */
 
 static void
@@ -908,6 +923,27 @@ test_explain_copy (void)
     has_storage |= refs[i].kind == COWSCOPE_NODE_STORAGE && refs[i].id == fixture_info.copy_storage_id;
   g_assert_true (has_storage);
   g_assert_nonnull (cowscope_copy_explanation_get_summary (e));
+  /* The tensors go by their names, as the graph shows them: the one
+   * written is named in the summary (its number only without a name). */
+  guint32 pid = cowscope_copy_explanation_get_pid (e);
+  guint64 tensor = cowscope_copy_explanation_get_tensor_id (e);
+  g_autofree char *name_sql = g_strdup_printf (
+    "SELECT name FROM tensors WHERE pid = %u AND id = %" G_GUINT64_FORMAT, pid, tensor);
+  g_autofree char *name = sql_text (fixture_path, name_sql);
+  g_assert_cmpstr (cowscope_copy_explanation_get_tensor_name (e), ==, name);
+  g_autofree char *label = name != NULL ? g_strdup_printf ("the write to “%s”", name)
+                                        : g_strdup_printf ("the write to tensor %" G_GUINT64_FORMAT, tensor);
+  g_test_message ("%s", cowscope_copy_explanation_get_summary (e));
+  g_assert_nonnull (strstr (cowscope_copy_explanation_get_summary (e), label));
+  g_autofree char *result_sql = g_strdup_printf (
+    "SELECT name FROM tensors WHERE pid = %u AND id = %" G_GUINT64_FORMAT, pid,
+    cowscope_copy_explanation_get_lazy_clone_result_tensor (e));
+  g_autofree char *result_name = sql_text (fixture_path, result_sql);
+  g_assert_cmpstr (cowscope_copy_explanation_get_lazy_clone_result_name (e), ==, result_name);
+  g_autofree char *unnamed = cowscope_tensor_label (NULL, 7);
+  g_assert_cmpstr (unnamed, ==, "tensor 7");
+  g_autofree char *named = cowscope_tensor_label ("weights", 7);
+  g_assert_cmpstr (named, ==, "weights");
   gint64 end_seq = cowscope_copy_explanation_get_end_seq (e);
   g_assert_cmpint (end_seq, >, fixture_info.copy_seq);
   g_object_unref (e);
