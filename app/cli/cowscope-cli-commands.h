@@ -5,6 +5,8 @@
  *
  *   cowscope-cli report [--json] [--top N] [--fail-if EXPR]... FILE
  *   cowscope-cli export FILE --format chrome|csv|sqlite -o OUT [--force]
+ *   cowscope-cli diff [--json] [--top N] [--fail-if EXPR]... BEFORE AFTER
+ *   cowscope-cli merge SESSION... -o OUT [--label NAME]... [--force]
  */
 #pragma once
 
@@ -18,9 +20,13 @@ G_BEGIN_DECLS
  * Returns a CowscopeExitStatus (cowscope-cli-args.h). */
 int cowscope_report_run (int argc, char **argv, FILE *out, FILE *err);
 int cowscope_export_run (int argc, char **argv, FILE *out, FILE *err);
+int cowscope_diff_run (int argc, char **argv, FILE *out, FILE *err);
+int cowscope_merge_run (int argc, char **argv, FILE *out, FILE *err);
 
 /* The same on stdout and stderr, for cowscope-cli's main(). */
 int cowscope_cli_report (int argc, char **argv);
 int cowscope_cli_export (int argc, char **argv);
+int cowscope_cli_diff (int argc, char **argv);
+int cowscope_cli_merge (int argc, char **argv);
 
 G_END_DECLS

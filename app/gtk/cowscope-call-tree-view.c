@@ -662,15 +662,17 @@ clear_range_cb (GtkButton *button, CowscopeCallTreeView *self)
     cowscope_view_state_set_range (self->state, -1, -1);
 }
 
-/* A tree due is built once the view is shown and the main loop idle (a
- * view only passed through builds nothing). */
+/* A tree due is built once the view is shown and the event that showed
+ * it is handled (a view only passed through builds nothing); at default
+ * priority, as the summary page does, so that a frame clock that is
+ * always due cannot starve it. */
 static void
 cowscope_call_tree_view_map (GtkWidget *widget)
 {
   CowscopeCallTreeView *self = COWSCOPE_CALL_TREE_VIEW (widget);
   GTK_WIDGET_CLASS (cowscope_call_tree_view_parent_class)->map (widget);
   if (self->stale && self->rebuild_source == 0)
-    self->rebuild_source = g_idle_add_full (G_PRIORITY_LOW, rebuild_timeout_cb, self, NULL);
+    self->rebuild_source = g_idle_add_full (G_PRIORITY_DEFAULT, rebuild_timeout_cb, self, NULL);
 }
 
 /* ---- GObject --------------------------------------------------------------- */

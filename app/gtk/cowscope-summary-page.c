@@ -458,13 +458,16 @@ start_if_shown_cb (gpointer data)
 }
 
 /* The report is built when the page is shown, and still shown once the
- * main loop is idle: a window that goes straight to another view (or
- * the timeline benchmark) does not build it beside its first frame. */
+ * event that showed it is handled: a window that goes straight to
+ * another view (or the timeline benchmark) does not build it beside its
+ * first frame.  Default priority, not an idle one: where frames take
+ * longer than the frame interval (software GL on a busy machine) the
+ * frame clock is always due and an idle below it would never run. */
 static void
 start_when_shown (CowscopeSummaryPage *self)
 {
   if (self->start_source == 0)
-    self->start_source = g_idle_add_full (G_PRIORITY_LOW, start_if_shown_cb, self, NULL);
+    self->start_source = g_idle_add_full (G_PRIORITY_DEFAULT, start_if_shown_cb, self, NULL);
 }
 
 static void

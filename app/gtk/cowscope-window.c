@@ -12,6 +12,7 @@
 
 #include <glib/gi18n.h>
 
+#include "cowscope-comparison-window.h"
 #include "cowscope-call-tree-view.h"
 #include "cowscope-export-dialog.h"
 #include "cowscope-session-document.h"
@@ -19,6 +20,7 @@
 #include "cowscope-summary-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
+#include "cowscope-range-summary-view.h"
 #include "cowscope-tables-view.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
@@ -46,6 +48,7 @@ struct _CowscopeWindow
   CowscopeGraphView    *graph_view;
   CowscopeExplanationPanel *explanation_panel;
   CowscopeTablesView   *events_table;
+  CowscopeRangeSummaryView *range_summary;
   CowscopeTablesView   *objects_table;
   CowscopeTablesView   *warnings_table;
   AdwViewStack         *side_stack;
@@ -174,6 +177,7 @@ set_panels_view_state (CowscopeWindow    *self,
   cowscope_tables_view_set_view_state (self->events_table, state);
   cowscope_tables_view_set_view_state (self->objects_table, state);
   cowscope_tables_view_set_view_state (self->warnings_table, state);
+  cowscope_range_summary_view_set_view_state (self->range_summary, state);
   cowscope_summary_page_set_view_state (self->summary_page, state);
   cowscope_call_tree_view_set_view_state (self->call_tree_view, state);
 }
@@ -215,6 +219,7 @@ show_session (CowscopeWindow          *self,
   gtk_window_set_title (GTK_WINDOW (self), name);
   gtk_widget_set_visible (self->export_button, TRUE);
   set_action_enabled (self, "export", TRUE);
+  set_action_enabled (self, "compare", TRUE);
   gtk_stack_set_visible_child_name (self->stack, "session");
   /* A session opens on its summary, as Sysprof opens on its callgraph. */
   adw_view_stack_set_visible_child_name (self->session_views, "summary");
@@ -389,6 +394,45 @@ export_activated (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (cowscope_export_dialog_new (GTK_WINDOW (self), self->file)));
 }
 
+/* The session chosen to compare the open one with: it is BEFORE, the
+ * open one AFTER (a change is looked at against what came before). */
+static void
+compare_chosen_cb (GtkNativeDialog *dialog,
+                   int              response,
+                   gpointer         user_data)
+{
+  CowscopeWindow *self = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT && self->file != NULL)
+    {
+      g_autoptr (GFile) before = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (before != NULL)
+        gtk_window_present (GTK_WINDOW (cowscope_comparison_window_new (GTK_WINDOW (self), before,
+                                                                        self->file)));
+    }
+  gtk_native_dialog_destroy (dialog);
+  g_object_unref (dialog);
+}
+
+/* win.compare: compares the open session with one chosen (enabled only
+ * with a session). */
+static void
+compare_activated (GSimpleAction *action,
+                   GVariant      *parameter,
+                   gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+  GtkFileChooserNative *chooser;
+
+  if (self->file == NULL)
+    return;
+  chooser = gtk_file_chooser_native_new (_("Compare With an Earlier Session"), GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_OPEN, _("_Compare"), NULL);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  g_signal_connect (chooser, "response", G_CALLBACK (compare_chosen_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
 /* win.close: closes this window (the app ends with its last window). */
 static void
 close_activated (GSimpleAction *action,
@@ -474,6 +518,7 @@ summary_call_site_cb (CowscopeWindow         *self,
 
 static const GActionEntry win_actions[] = {
   { .name = "export", .activate = export_activated },
+  { .name = "compare", .activate = compare_activated },
   { .name = "close", .activate = close_activated },
   { .name = "show-start", .activate = show_start_activated },
   { .name = "open-uri", .activate = open_uri_activated, .parameter_type = "s" },
@@ -664,11 +709,13 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, graph_view);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, explanation_panel);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, events_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, range_summary);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, objects_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, warnings_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_stack);
   g_type_ensure (COWSCOPE_TYPE_GRAPH_VIEW);
   g_type_ensure (COWSCOPE_TYPE_EXPLANATION_PANEL);
+  g_type_ensure (COWSCOPE_TYPE_RANGE_SUMMARY_VIEW);
   g_type_ensure (COWSCOPE_TYPE_TABLES_VIEW);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_progress);
@@ -691,6 +738,7 @@ cowscope_window_init (CowscopeWindow *self)
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions,
                                    G_N_ELEMENTS (win_actions), self);
   set_action_enabled (self, "export", FALSE);
+  set_action_enabled (self, "compare", FALSE);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (drop_cb), self);

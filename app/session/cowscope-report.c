@@ -457,12 +457,22 @@ build_processes (Report *report, GError **error)
   sqlite3_stmt *stmt;
   gint64 n = 0, threads = 0;
   int rc;
+  /* A merged session (cowscope-session-merge.h): each process with the
+   * member it came from and its pid there, member by member. */
+  gboolean merged = cowscope_session_tables_has_table (report->session, "merged_processes")
+                    && cowscope_session_tables_has_table (report->session, "merged_sessions");
 
   stmt = cowscope_session_tables_prepare (report->session,
-    "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
-    " p.exit_signal, p.gpu_status,"
-    " (SELECT count(*) FROM threads t WHERE t.pid = p.pid)"
-    " FROM processes p ORDER BY p.start_ns, p.pid", error);
+    merged ? "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
+             " p.exit_signal, p.gpu_status,"
+             " (SELECT count(*) FROM threads t WHERE t.pid = p.pid), s.label, m.original_pid"
+             " FROM processes p LEFT JOIN merged_processes m ON m.pid = p.pid"
+             " LEFT JOIN merged_sessions s ON s.id = m.session_id"
+             " ORDER BY m.session_id, p.start_ns, p.pid"
+           : "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
+             " p.exit_signal, p.gpu_status,"
+             " (SELECT count(*) FROM threads t WHERE t.pid = p.pid), NULL, NULL"
+             " FROM processes p ORDER BY p.start_ns, p.pid", error);
   if (stmt == NULL)
     return FALSE;
   json_builder_set_member_name (b, "processes");
@@ -479,6 +489,11 @@ build_processes (Report *report, GError **error)
       add_column_int (b, "exit_signal", stmt, 6);
       add_column_text (b, "gpu_status", stmt, 7);
       add_column_int (b, "threads", stmt, 8);
+      if (sqlite3_column_type (stmt, 9) != SQLITE_NULL)
+        {
+          add_column_text (b, "group", stmt, 9);
+          add_column_int (b, "original_pid", stmt, 10);
+        }
       json_builder_end_object (b);
       n++;
     }
@@ -971,7 +986,13 @@ cowscope_report_format_text (JsonObject *report)
   for (guint i = 0; i < json_array_get_length (array) && json_array_get_length (array) > 1; i++)
     {
       JsonObject *p = json_array_get_object_element (array, i);
-      g_string_append_printf (out, "  pid %" G_GINT64_FORMAT " %s%s%s\n", int_of (p, "pid"),
+      if (json_object_has_member (p, "group"))
+        g_string_append_printf (out, "  %s: pid %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+                                " here)", text_of (p, "group"), int_of (p, "original_pid"),
+                                int_of (p, "pid"));
+      else
+        g_string_append_printf (out, "  pid %" G_GINT64_FORMAT, int_of (p, "pid"));
+      g_string_append_printf (out, " %s%s%s\n",
                               *text_of (p, "cmdline") ? text_of (p, "cmdline") : text_of (p, "exe"),
                               *text_of (p, "end") ? " — " : "", text_of (p, "end"));
     }

@@ -568,6 +568,38 @@ test_screenshots (void)
   adw_style_manager_set_color_scheme (manager, ADW_COLOR_SCHEME_DEFAULT);
 }
 
+/* Always due, as a frame clock is where every frame takes longer than
+ * the frame interval (software GL on a busy machine). */
+static gboolean
+frame_always_due_cb (gpointer data)
+{
+  guint *frames = data;
+  (*frames)++;
+  return G_SOURCE_CONTINUE;
+}
+
+/* A main loop whose drawing never catches up still builds the summary
+ * and the call tree: their builds do not wait for an idle main loop. */
+static void
+test_busy_frame_clock (void)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (session_path);
+  CowscopeWindow *busy = cowscope_window_new (app);
+  guint frames = 0;
+  guint source = g_idle_add_full (GDK_PRIORITY_REDRAW, frame_always_due_cb, &frames, NULL);
+  gtk_window_present (GTK_WINDOW (busy));
+  cowscope_window_open (busy, file);
+  g_assert_true (gui_test_wait_until (window_idle, busy, 20));
+  CowscopeSummaryPage *page = cowscope_window_get_summary_page (busy);
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (page)));
+  g_assert_true (gui_test_wait_until (summary_ready, page, 30));
+  gtk_widget_activate_action (GTK_WIDGET (busy), "win.show-view", "s", "calltree");
+  g_assert_true (gui_test_wait_until (tree_ready, cowscope_window_get_call_tree_view (busy), 30));
+  g_assert_cmpuint (frames, >, 0);
+  g_source_remove (source);
+  gtk_window_destroy (GTK_WINDOW (busy));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -590,6 +622,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/call-tree/minimum-widths", test_minimum_widths);
   g_test_add_func ("/call-tree/explanation-names", test_explanation_names);
   g_test_add_func ("/call-tree/screenshots", test_screenshots);
+  g_test_add_func ("/call-tree/busy-frame-clock", test_busy_frame_clock);
   int status = g_test_run ();
 
   if (window != NULL)

@@ -9,6 +9,7 @@
 #include "cowscope-copy-explanation.h"
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
+#include "cowscope-event-pages.h"
 #include "cowscope-object-list.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-format-error.h"
@@ -1051,6 +1052,104 @@ item_ts (CowscopeEventList *list, guint i)
   return cowscope_event_item_get_ts (item);
 }
 
+static gboolean
+pages_done (gpointer data)
+{
+  return cowscope_event_pages_get_n_pending (data) == 0;
+}
+
+/* Iterates the default main context until the pages have no read pending. */
+static void
+wait_pages (CowscopeEventPages *pages)
+{
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!pages_done (pages) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (pages_done (pages));
+}
+
+/* The page cache a view shows events through: get_item() answers at once
+ * with placeholders (seq known, nothing read), a worker fills them in
+ * place, a new order drops them. */
+static void
+test_event_pages (void)
+{
+  g_autoptr (CowscopeEventList) events = cowscope_event_list_new (fixture_doc);
+  g_autoptr (CowscopeEventPages) pages = cowscope_event_pages_new (events);
+  GListModel *rows = G_LIST_MODEL (pages);
+  QueryWait w = { g_main_loop_new (NULL, FALSE), FALSE, NULL, 0 };
+  guint n = (guint) fixture_info.n_events;
+  g_assert_cmpuint (n, >, 3 * COWSCOPE_EVENT_PAGE_ROWS);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+  g_assert_true (g_list_model_get_item_type (rows) == COWSCOPE_TYPE_EVENT_ITEM);
+  g_assert_null (g_list_model_get_item (rows, n));
+
+  /* Rows of two pages: placeholders that know their seq. */
+  guint asked[] = { 0, 5, COWSCOPE_EVENT_PAGE_ROWS - 1, 2 * COWSCOPE_EVENT_PAGE_ROWS + 3, n - 1 };
+  CowscopeEventItem *items[G_N_ELEMENTS (asked)];
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    {
+      items[i] = g_list_model_get_item (rows, asked[i]);
+      g_assert_false (cowscope_event_item_get_loaded (items[i]));
+      g_assert_cmpint (cowscope_event_item_get_seq (items[i]), ==, cowscope_event_list_get_seq (events, asked[i]));
+    }
+  g_assert_cmpuint (cowscope_event_pages_get_n_pending (pages), >=, 1);
+  wait_pages (pages);
+  /* Filled in place with the file's row; asked again, the same object. */
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    {
+      g_autoptr (CowscopeEventItem) row = g_list_model_get_item (G_LIST_MODEL (events), asked[i]);
+      g_assert_true (cowscope_event_item_get_loaded (items[i]));
+      g_assert_cmpint (cowscope_event_item_get_seq (items[i]), ==, cowscope_event_item_get_seq (row));
+      g_assert_cmpint (cowscope_event_item_get_ts (items[i]), ==, cowscope_event_item_get_ts (row));
+      g_assert_cmpstr (cowscope_event_item_get_type_name (items[i]), ==, cowscope_event_item_get_type_name (row));
+      g_assert_cmpint (cowscope_event_item_get_value (items[i], 1), ==, cowscope_event_item_get_value (row, 1));
+      g_autoptr (CowscopeEventItem) again = g_list_model_get_item (rows, asked[i]);
+      g_assert_true (again == items[i]);
+    }
+
+  /* A new order of the same rows changes no position (no items-changed:
+   * GTK 4.8's list view pays a node per row for one): row 0's object
+   * becomes a placeholder for the newest event, then holds it. */
+  g_signal_connect (pages, "items-changed", G_CALLBACK (count_change), &w);
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, TRUE, NULL, NULL));
+  g_assert_cmpuint (w.changes, ==, 0);
+  g_assert_cmpint (cowscope_event_item_get_seq (items[0]), ==,
+                   sql_int (fixture_path, "SELECT seq FROM events ORDER BY ts DESC, seq DESC LIMIT 1"));
+  g_assert_false (cowscope_event_item_get_loaded (items[0]));
+  wait_pages (pages);
+  g_autoptr (CowscopeEventItem) newest = g_list_model_get_item (rows, 0);
+  g_assert_true (newest == items[0]);
+  g_assert_true (cowscope_event_item_get_loaded (newest));
+  g_assert_cmpint (cowscope_event_item_get_ts (newest), ==, sql_int (fixture_path, "SELECT max(ts) FROM events"));
+  g_assert_cmpint (cowscope_event_item_get_ts (items[G_N_ELEMENTS (asked) - 1]), ==,
+                   sql_int (fixture_path, "SELECT min(ts) FROM events"));
+
+  /* A filter changes the rows: told as a removal and an addition. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_SEQ, FALSE, "materialize_end", NULL));
+  g_assert_cmpuint (w.changes, ==, 2);
+  guint n_end = g_list_model_get_n_items (G_LIST_MODEL (events));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n_end);
+  g_autoptr (CowscopeEventItem) end0 = g_list_model_get_item (rows, 0);
+  wait_pages (pages);
+  g_assert_cmpstr (cowscope_event_item_get_type_name (end0), ==, "materialize_end");
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, TRUE, NULL, NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+
+  /* Far more pages than the cache holds: each read, in any order. */
+  for (guint p = 0; p < n / COWSCOPE_EVENT_PAGE_ROWS; p++)
+    {
+      g_autoptr (CowscopeEventItem) item = g_list_model_get_item (rows, p * COWSCOPE_EVENT_PAGE_ROWS);
+      wait_pages (pages);
+      g_assert_true (cowscope_event_item_get_loaded (item));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    g_object_unref (items[i]);
+  g_clear_error (&w.error);
+  g_main_loop_unref (w.loop);
+}
+
 static void
 test_event_query (void)
 {
@@ -1622,6 +1721,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
   g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
   g_test_add_func ("/session/lists/events-sorted-filtered-in-sql", test_event_query);
+  g_test_add_func ("/session/lists/event-pages-read-off-main-thread", test_event_pages);
   g_test_add_func ("/session/packed/recount", test_packed_tables_recount);
   g_test_add_func ("/session/packed/schema1-matches-packed", test_schema1_matches_packed);
   g_test_add_func ("/session/packed/damaged", test_packed_damaged);
