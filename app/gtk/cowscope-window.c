@@ -64,6 +64,9 @@ struct _CowscopeWindow
   GCancellable         *cancellable;  /* cancels the load of `loading` */
   CowscopeSessionDocument *document;  /* the session shown, or NULL */
   CowscopeViewState    *view_state;   /* what the views show, or NULL */
+  GdkFrameClock        *panels_clock; /* waits for the first frame, or NULL */
+  gulong                panels_handler;
+  gulong                panels_unmap_handler;
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeWindow, cowscope_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -182,6 +185,73 @@ set_panels_view_state (CowscopeWindow    *self,
   cowscope_call_tree_view_set_view_state (self->call_tree_view, state);
 }
 
+/* Stops waiting for the first frame of a session to show the panels. */
+static void
+cancel_panels (CowscopeWindow *self)
+{
+  /* The clock drops its handlers when its surface goes away. */
+  if (self->panels_clock != NULL
+      && g_signal_handler_is_connected (self->panels_clock, self->panels_handler))
+    g_signal_handler_disconnect (self->panels_clock, self->panels_handler);
+  self->panels_handler = 0;
+  g_clear_object (&self->panels_clock);
+  g_clear_signal_handler (&self->panels_unmap_handler, self);
+}
+
+/* A frame was painted after a session was shown: once the timeline in
+ * it is exact (its first frame may show estimates while worker threads
+ * decode), the panels get the view state. */
+static void
+frame_painted_cb (GdkFrameClock  *clock,
+                  CowscopeWindow *self)
+{
+  GtkWidget *timeline = GTK_WIDGET (self->timeline_view);
+
+  /* A timeline too small to draw lanes never becomes exact. */
+  if (!cowscope_timeline_view_is_exact (self->timeline_view) && gtk_widget_get_mapped (timeline)
+      && gtk_widget_get_width (timeline) > 200 && gtk_widget_get_height (timeline) > 40)
+    return;
+  cancel_panels (self);
+  set_panels_view_state (self, self->view_state);
+}
+
+/* The window left the screen before the timeline's first exact frame: no
+ * frame will come, the panels get the view state now. */
+static void
+unmapped_cb (GtkWidget      *widget,
+             CowscopeWindow *self)
+{
+  cancel_panels (self);
+  set_panels_view_state (self, self->view_state);
+}
+
+/* Points the panels at the new view state once the timeline has painted
+ * an exact frame of the session (at once when the window is not on
+ * screen): the graph, the explanation and the tables each start work of
+ * their own (a graph build and layout, table queries in worker threads,
+ * rows bound on this thread), which on a big session would compete with
+ * the timeline's first frames for the processor. */
+static void
+show_panels_after_first_frame (CowscopeWindow *self)
+{
+  GdkFrameClock *clock;
+
+  cancel_panels (self);
+  clock = gtk_widget_get_mapped (GTK_WIDGET (self)) ? gtk_widget_get_frame_clock (GTK_WIDGET (self))
+                                                     : NULL;
+  if (clock == NULL)
+    {
+      set_panels_view_state (self, self->view_state);
+      return;
+    }
+  set_panels_view_state (self, NULL);
+  self->panels_clock = g_object_ref (clock);
+  self->panels_handler = g_signal_connect (clock, "after-paint", G_CALLBACK (frame_painted_cb),
+                                           self);
+  self->panels_unmap_handler = g_signal_connect (self, "unmap", G_CALLBACK (unmapped_cb), self);
+  gtk_widget_queue_draw (GTK_WIDGET (self->timeline_view));
+}
+
 /* Shows the session page for @file, loaded as @document: a new view
  * state for the views, the session details; enables export and remembers
  * the file as recent. */
@@ -202,7 +272,7 @@ show_session (CowscopeWindow          *self,
   g_clear_object (&self->view_state);
   self->view_state = cowscope_view_state_new (document);
   cowscope_timeline_view_set_view_state (self->timeline_view, self->view_state);
-  set_panels_view_state (self, self->view_state);
+  show_panels_after_first_frame (self);
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->details_list))) != NULL)
     gtk_list_box_remove (self->details_list, child);
@@ -621,6 +691,7 @@ cowscope_window_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->loading);
   g_clear_object (&self->file);
+  cancel_panels (self);
   if (self->timeline_view != NULL)
     cowscope_timeline_view_set_view_state (self->timeline_view, NULL);
   if (self->graph_view != NULL)

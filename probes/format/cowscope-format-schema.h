@@ -32,7 +32,8 @@ const char *cowscope_format_schema_sql (void);
  * know. */
 const char *const *cowscope_format_required_tables (int version);
 
-/* Creates the schema in the empty database @db; FALSE with @db's error. */
+/* Creates the schema in the empty database @db; FALSE with @db's error.
+ * Its lookup tables are empty (cowscope_format_fill_lookup_tables()). */
 gboolean cowscope_format_create_schema (sqlite3 *db);
 
 /* Brings @db, a session of an older or the current version, to the

@@ -3,6 +3,7 @@
 
 #include "cow-dtype.h"
 #include "cowscope-format-index.h"
+#include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-format-vocabulary.h"
 
@@ -719,11 +720,9 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
                                         error))
     g->failed = TRUE;
   cowscope_format_index_set_chunk_for_tests (0);
-  /* The indexes the session model's queries rely on. */
+  /* The indexes the session model's queries rely on (events need none:
+   * their packed chunks are found by seq, time and type). */
   exec (g,
-        "CREATE INDEX events_ts ON events (ts);"
-        /* As finalization: the process lanes read the IPC events by type. */
-        "CREATE INDEX events_object ON events (type, pid, v0);"
         "CREATE INDEX materializations_storage ON materializations (pid, storage_id, seq);"
         "CREATE INDEX cuda_activity_external ON cuda_activity (external_id);"
         "CREATE INDEX checkpoints_seq ON checkpoints (seq);");
@@ -790,4 +789,17 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   g_hash_table_unref (g->storages);
   g_rand_free (g->rand);
   return !g->failed;
+}
+
+gboolean
+session_fixture_is_current (const char *path)
+{
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    return FALSE;
+  CowscopeFormatInfo info = { 0 };
+  sqlite3 *db = cowscope_format_open (path, COWSCOPE_FORMAT_OPEN_READ_ONLY, &info, NULL);
+  if (db == NULL)
+    return FALSE;
+  sqlite3_close (db);
+  return info.current;
 }

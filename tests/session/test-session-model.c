@@ -231,8 +231,8 @@ test_bad_files (void)
   /* Newer schema. */
   g_autofree char *newer = scratch ("newer.cowscope");
   g_assert_true (g_file_set_contents (newer, contents, (gssize) length, NULL));
-  exec_on (newer, "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
-  expect_refused (newer, COWSCOPE_SESSION_ERROR_NEWER, "schema 4; this build reads up to 3");
+  exec_on (newer, "PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema_version';");
+  expect_refused (newer, COWSCOPE_SESSION_ERROR_NEWER, "schema 5; this build reads up to 4");
 
   /* A missing table. */
   g_autofree char *broken = scratch ("broken.cowscope");
@@ -807,6 +807,54 @@ test_graph_cache_matches_cold (void)
           assert_same_graph (warm, cold, TRUE, pass == 0 ? "cached build" : "small cache");
         }
     }
+}
+
+/* A graph assembled by two threads, in small tasks, is the graph the
+ * calling thread assembles alone, node for node and edge for edge, at
+ * checkpoints and between them (and the brute force's). */
+static void
+test_graph_parallel_assembly (void)
+{
+  g_autoptr (GArray) cps = checkpoints ();
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint k = 0; k < cps->len; k += 2)
+    {
+      gint64 s = g_array_index (cps, gint64, 2 * k + 1);
+      gint64 more[] = { s, s + 7, s + 301 };
+      g_array_append_vals (seqs, more, G_N_ELEMENTS (more));
+    }
+  gint64 last = (gint64) fixture_info.n_events;
+  gint64 extra[] = { 1, 57, last / 2, last };
+  g_array_append_vals (seqs, extra, G_N_ELEMENTS (extra));
+  for (guint i = 0; i < seqs->len; i++)
+    {
+      gint64 seq = MIN (g_array_index (seqs, gint64, i), last);
+      g_autoptr (GError) error = NULL;
+      cowscope_graph_assembly_set_parallel (G_MAXUINT, 4096);
+      g_autoptr (CowscopeSharingGraph) alone =
+        cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+      g_assert_no_error (error);
+      for (guint task = 1; task <= 64; task *= 8)
+        {
+          cowscope_graph_assembly_set_parallel (1, task);
+          g_autoptr (CowscopeSharingGraph) shared =
+            cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+          g_assert_no_error (error);
+          assert_same_graph (shared, alone, TRUE, "two threads");
+        }
+      /* The counts per kind are the nodes'. */
+      guint counts[COWSCOPE_N_NODE_KINDS] = { 0 };
+      for (guint k = 0; k < cowscope_sharing_graph_get_n_nodes (alone); k++)
+        counts[cowscope_sharing_graph_get_node (alone, k)->kind]++;
+      for (guint kind = 0; kind < COWSCOPE_N_NODE_KINDS; kind++)
+        g_assert_cmpuint (cowscope_sharing_graph_count_nodes (alone, kind), ==, counts[kind]);
+      if (i % 4 == 0)
+        {
+          cowscope_graph_assembly_set_parallel (1, 16);
+          check_graph_at (seq);
+        }
+    }
+  cowscope_graph_assembly_set_parallel (16384, 4096);
 }
 
 /* The finalizer writes each checkpoint's packed state (the format's
@@ -1612,6 +1660,119 @@ query_thread (gpointer data)
   return NULL;
 }
 
+/* One query result as lines (items, spans, their count). */
+static void
+describe_window (CowscopeTimelineWindow *result, GPtrArray *out)
+{
+  guint n;
+  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (result, &n);
+  for (guint k = 0; k < n; k++)
+    g_ptr_array_add (out, g_strdup_printf (
+      "item %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT
+      " %u %u %x", items[k].pixel, items[k].start_ns, items[k].end_ns, items[k].id,
+      items[k].bytes, items[k].count, items[k].kind, items[k].kinds));
+  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (result, &n);
+  for (guint k = 0; k < n; k++)
+    g_ptr_array_add (out, g_strdup_printf ("span %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                                           " %" G_GINT64_FORMAT, spans[k].start_ns,
+                                           spans[k].end_ns, spans[k].id));
+  g_ptr_array_add (out, g_strdup_printf ("total %" G_GUINT64_FORMAT,
+                                         cowscope_timeline_window_get_total_count (result)));
+}
+
+static void
+on_lane_query (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CowscopeTimelineWindow **out = data;
+  g_autoptr (GError) error = NULL;
+  *out = cowscope_timeline_lane_query_finish (COWSCOPE_TIMELINE_LANE (source), result, &error);
+  g_assert_no_error (error);
+}
+
+/* A query that may not read the file (a first frame's) reads nothing:
+ * on a fresh document it estimates each chunk from its row (buckets of
+ * kind "other" only, the window's count within one instant a chunk,
+ * spans exact) and says so; once the chunks are decoded its answer is
+ * the query's, exactly.  The query in a worker thread answers as the
+ * query does. */
+static void
+test_lazy_query_cached (void)
+{
+  const char *path = chunked_fixture ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
+  g_assert_no_error (error);
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint estimated = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (lane);
+      gboolean complete = FALSE;
+      g_autoptr (CowscopeTimelineWindow) guess =
+        cowscope_timeline_lane_query_cached (lane, start, end, 1500, &complete);
+      if (kind != COWSCOPE_LANE_THREAD && kind != COWSCOPE_LANE_CUDA_STREAM)
+        {
+          g_assert_true (complete); /* in memory: exact at once */
+          continue;
+        }
+      if (cowscope_timeline_lane_get_n_events (lane) < 2)
+        continue;
+      g_assert_false (complete);
+      guint n;
+      const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (guess, &n);
+      g_assert_cmpuint (n, >, 0);
+      for (guint k = 0; k < n; k++)
+        {
+          g_assert_cmpuint (items[k].kind, ==, COWSCOPE_ITEM_OTHER);
+          g_assert_cmpuint (items[k].kinds, ==, 1u << COWSCOPE_ITEM_OTHER);
+          g_assert_cmpuint (items[k].count, >=, 2);
+        }
+      g_autofree char *chunks_sql = g_strdup_printf (
+        "SELECT count(*) FROM timeline_chunks c JOIN timeline_lanes l ON c.lane = l.id"
+        " WHERE l.pid = %u AND l.tid = %" G_GINT64_FORMAT " AND l.device %s",
+        cowscope_timeline_lane_get_pid (lane), cowscope_timeline_lane_get_tid (lane),
+        kind == COWSCOPE_LANE_CUDA_STREAM ? ">= 0" : "IS NULL");
+      guint64 total = cowscope_timeline_window_get_total_count (guess);
+      guint64 exact = cowscope_timeline_lane_get_n_events (lane);
+      g_assert_cmpuint (total, <=, exact);
+      g_assert_cmpuint (total + (guint64) sql_int (path, chunks_sql), >=, exact);
+      /* The spans (in memory) are exact already. */
+      g_autoptr (CowscopeTimelineWindow) real = cowscope_timeline_lane_query (lane, start, end, 1500);
+      guint n_guess, n_real;
+      cowscope_timeline_window_get_spans (guess, &n_guess);
+      cowscope_timeline_window_get_spans (real, &n_real);
+      g_assert_cmpuint (n_guess, ==, n_real);
+      /* Decoded now (the budget holds them): the same answer. */
+      g_autoptr (CowscopeTimelineWindow) again =
+        cowscope_timeline_lane_query_cached (lane, start, end, 1500, &complete);
+      g_assert_true (complete);
+      g_autoptr (GPtrArray) a = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) b = g_ptr_array_new_with_free_func (g_free);
+      describe_window (again, a);
+      describe_window (real, b);
+      assert_same_lines (a, b);
+      /* In a worker thread. */
+      CowscopeTimelineWindow *async = NULL;
+      cowscope_timeline_lane_query_async (lane, start + 1, end - 1, 333, NULL, on_lane_query,
+                                          &async);
+      while (async == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      g_autoptr (CowscopeTimelineWindow) sync = cowscope_timeline_lane_query (lane, start + 1,
+                                                                              end - 1, 333);
+      g_ptr_array_set_size (a, 0);
+      g_ptr_array_set_size (b, 0);
+      describe_window (async, a);
+      describe_window (sync, b);
+      assert_same_lines (a, b);
+      g_object_unref (async);
+      estimated++;
+    }
+  g_assert_cmpuint (estimated, >=, 6);
+}
+
 /* Two threads querying lanes of one document through a small shared
  * cache (the UI thread draws while a worker counts a range) get the
  * answers one thread gets. */
@@ -1716,6 +1877,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/graph/matches-replay", test_graph_matches_replay);
   g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
   g_test_add_func ("/session/graph/cache-matches-cold", test_graph_cache_matches_cold);
+  g_test_add_func ("/session/graph/parallel-assembly", test_graph_parallel_assembly);
   g_test_add_func ("/session/graph/packed-state-matches-replay",
                    test_graph_packed_state_matches_replay);
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
@@ -1727,6 +1889,7 @@ main (int argc, char **argv)
   g_test_add_func ("/session/packed/damaged", test_packed_damaged);
   g_test_add_func ("/session/lazy/matches-eager", test_lazy_matches_eager);
   g_test_add_func ("/session/lazy/threads", test_lazy_threads);
+  g_test_add_func ("/session/lazy/query-cached", test_lazy_query_cached);
   g_test_add_func ("/session/lazy/damaged-chunk", test_lazy_damaged_chunk);
   int status = g_test_run ();
   g_object_unref (fixture_doc);
