@@ -5,7 +5,10 @@
  *
  * The version is the schema file's own `PRAGMA user_version`; a session
  * also stores it as meta.schema_version.  Version 1 lacked the packed
- * timeline and graph-state tables that version 2 added.
+ * timeline and graph-state tables that version 2 added; version 3 added
+ * thread_events, process_identity and peer_faults; version 4 stores the
+ * raw events in packed chunks behind the `events` virtual table.  The
+ * README's "Session database" has the policy.
  */
 #pragma once
 
