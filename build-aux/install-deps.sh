@@ -37,6 +37,10 @@ PACKAGES=(
   # Symbolizing call stacks in the recorder (elfutils' libdw)
   libdw-dev
   libelf-dev
+  # Taking call stacks in the probe: libunwind's unw_backtrace, opened at
+  # run time (the probe falls back to glibc's backtrace() without it, and
+  # the probe and recorder tests check which one it used)
+  libunwind8
   # `cowscope-cli report --json` and its tests (json-glib)
   libjson-glib-dev
   # The GTK application (GTK 4.8, libadwaita 1.2) and its graph layout

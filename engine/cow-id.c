@@ -13,8 +13,8 @@ static _Atomic uint64_t next_id_block = 1;
 COW_TLS uint64_t cow_thread_next_id;
 COW_TLS uint64_t cow_thread_id_limit;
 
-static COW_TLS uint32_t cached_tid;
-static _Atomic uint32_t cached_pid;
+COW_TLS uint32_t cow_cached_tid;
+_Atomic uint32_t cow_cached_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 uint64_t
@@ -32,8 +32,8 @@ static void
 reset_ids_in_child (void)
 {
   /* The forking thread is the child's only thread: its tid changed. */
-  cached_tid = 0;
-  atomic_store_explicit (&cached_pid, 0, memory_order_relaxed);
+  cow_cached_tid = 0;
+  atomic_store_explicit (&cow_cached_pid, 0, memory_order_relaxed);
 }
 
 static void
@@ -43,26 +43,19 @@ install_atfork (void)
 }
 
 uint32_t
-cow_current_tid (void)
+cow_current_tid_slow (void)
 {
-  if (COW_UNLIKELY (cached_tid == 0))
-    {
-      pthread_once (&atfork_once, install_atfork);
-      cached_tid = (uint32_t) syscall (SYS_gettid);
-    }
-  return cached_tid;
+  pthread_once (&atfork_once, install_atfork);
+  cow_cached_tid = (uint32_t) syscall (SYS_gettid);
+  return cow_cached_tid;
 }
 
 uint32_t
-cow_current_pid (void)
+cow_current_pid_slow (void)
 {
+  pthread_once (&atfork_once, install_atfork);
+  uint32_t pid = (uint32_t) getpid ();
   /* Relaxed: every thread computes the same value. */
-  uint32_t pid = atomic_load_explicit (&cached_pid, memory_order_relaxed);
-  if (COW_UNLIKELY (pid == 0))
-    {
-      pthread_once (&atfork_once, install_atfork);
-      pid = (uint32_t) getpid ();
-      atomic_store_explicit (&cached_pid, pid, memory_order_relaxed);
-    }
+  atomic_store_explicit (&cow_cached_pid, pid, memory_order_relaxed);
   return pid;
 }

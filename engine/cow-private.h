@@ -52,9 +52,27 @@ cow_next_id (void)
 }
 
 /* Cached kernel ids of the calling thread and the process (reset in a
- * forked child). */
-COW_INTERNAL uint32_t cow_current_tid (void);
-COW_INTERNAL uint32_t cow_current_pid (void);
+ * forked child; 0 until first asked for).  Inline, since every event
+ * carries both. */
+COW_INTERNAL extern COW_TLS uint32_t cow_cached_tid;
+COW_INTERNAL extern _Atomic uint32_t cow_cached_pid;
+COW_INTERNAL uint32_t cow_current_tid_slow (void) COW_COLD;
+COW_INTERNAL uint32_t cow_current_pid_slow (void) COW_COLD;
+
+static inline uint32_t
+cow_current_tid (void)
+{
+  uint32_t tid = cow_cached_tid;
+  return COW_LIKELY (tid != 0) ? tid : cow_current_tid_slow ();
+}
+
+static inline uint32_t
+cow_current_pid (void)
+{
+  /* Relaxed: every thread computes the same value. */
+  uint32_t pid = atomic_load_explicit (&cow_cached_pid, memory_order_relaxed);
+  return COW_LIKELY (pid != 0) ? pid : cow_current_pid_slow ();
+}
 
 /* The installed sink.  Acquire pairs with the release in
  * cow_trace_set_sink(), so the sink's fields are visible; on x86-64 and

@@ -1,7 +1,6 @@
 /* cow-trace.c — the trace sink and event names. */
 #include "cow-private.h"
-
-#include <time.h>
+#include "cow-trace-clock-private.h"
 
 _Atomic (const CowTraceSink *) cow_trace_sink_installed = NULL;
 /* Bumped on every sink change so interned strings are announced again. */
@@ -24,9 +23,7 @@ cow_trace_get_sink (void)
 int64_t
 cow_trace_now_ns (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return cow_clock_now_ns ();
 }
 
 void
@@ -40,7 +37,7 @@ cow_trace_emit (const CowTraceSink *sink, CowEventType type, CowOp op,
     .aux = aux,
     .pid = cow_current_pid (),
     .tid = cow_current_tid (),
-    .time_ns = cow_trace_now_ns (),
+    .time_ns = cow_clock_now_ns (),
     .v = { v0, v1, v2, v3, v4 },
   };
   if (sink->event != NULL)

@@ -194,8 +194,15 @@ const CowTraceSink *cow_trace_get_sink (void);
 const char *cow_event_type_name (CowEventType type);
 const char *cow_op_name (CowOp op);
 
-/* CLOCK_MONOTONIC in ns: the clock of every event's time_ns. */
+/* CLOCK_MONOTONIC in ns: the clock of every event's time_ns.  Read
+ * through the TSC where it is invariant and the kernel keeps time with it
+ * (calibrated against clock_gettime(), slewed to stay within a few
+ * microseconds of it, never going back); clock_gettime() elsewhere, or
+ * with COW_TRACE_CLOCK=monotonic in the environment. */
 int64_t cow_trace_now_ns (void);
+
+/* Which source cow_trace_now_ns() reads: "tsc" or "clock_gettime". */
+const char *cow_trace_clock_name (void);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,8 @@
  * driver through CUDA_INJECTION64_PATH rather than LD_PRELOAD. */
 #define COWSCOPE_ENV_CUDA_ONLY "COWSCOPE_CUDA_ONLY"
 
-#define COWSCOPE_PROTOCOL_VERSION 1u
+/* 2: STACKS, and the STACK_DEF and STACK_REF blobs. */
+#define COWSCOPE_PROTOCOL_VERSION 2u
 
 /* Call stacks: at most this many frames are captured per stack. */
 #define COWSCOPE_MAX_STACK_DEPTH 32
@@ -47,6 +48,7 @@ typedef enum {
   COWSCOPE_MESSAGE_RING = 3,       /* CowscopeRingMessage + the memfd (SCM_RIGHTS) */
   COWSCOPE_MESSAGE_GPU_STATUS = 4, /* CowscopeGpuStatus, then the reason text */
   COWSCOPE_MESSAGE_BYE = 5,        /* CowscopeBye: the process is exiting normally */
+  COWSCOPE_MESSAGE_STACKS = 6,     /* CowscopeStacksStatus, then the reason text */
 } CowscopeMessageType;
 
 typedef struct {
@@ -97,6 +99,22 @@ typedef struct {
   uint32_t reason_length;
 } CowscopeGpuStatus;
 
+/* How the probe unwinds the user's call stacks. */
+typedef enum {
+  COWSCOPE_UNWINDER_BACKTRACE = 1, /* glibc's backtrace() (libgcc's unwinder) */
+  COWSCOPE_UNWINDER_LIBUNWIND = 2, /* libunwind's unw_backtrace(), per-thread
+                                    * cache of frame recipes */
+} CowscopeUnwinder;
+
+/* STACKS: followed by reason_length bytes saying why the unwinder is not
+ * libunwind ("libunwind.so.8: cannot open shared object file ..."; empty
+ * when it is).  Sent once per process, after HELLO, when call stacks are
+ * recorded. */
+typedef struct {
+  uint32_t unwinder; /* CowscopeUnwinder */
+  uint32_t reason_length;
+} CowscopeStacksStatus;
+
 /* BYE: sent from an atexit handler; a process that sends none crashed,
  * was killed or called _exit. */
 typedef struct {
@@ -115,6 +133,29 @@ typedef struct {
   uint32_t n_frames;   /* ≤ COWSCOPE_MAX_STACK_DEPTH */
   /* followed by n_frames uint64_t return addresses, innermost first */
 } CowscopeStackBlob;
+
+/* COWSCOPE_RING_BLOB_STACK_DEF: as STACK, for a stack the probe interned:
+ * the first time a thread records these frames it sends them with a key
+ * (unique within the ring, never 0); the next times, a STACK_REF with the
+ * key alone.  A key is defined at most once per ring, before any REF to
+ * it in the same ring, so the recorder resolves every REF from what it
+ * read earlier from that ring. */
+typedef struct {
+  int64_t event_time_ns;
+  uint32_t event_type; /* CowEventType */
+  uint32_t n_frames;   /* ≤ COWSCOPE_MAX_STACK_DEPTH */
+  uint64_t key;
+  /* followed by n_frames uint64_t return addresses, innermost first */
+} CowscopeStackDefBlob;
+
+/* COWSCOPE_RING_BLOB_STACK_REF: the stack of the preceding event is the
+ * one defined under `key` earlier in this ring. */
+typedef struct {
+  int64_t event_time_ns;
+  uint32_t event_type; /* CowEventType */
+  uint32_t reserved;   /* 0 */
+  uint64_t key;
+} CowscopeStackRefBlob;
 
 /* COWSCOPE_RING_BLOB_CUPTI: one CUDA activity, normalized by the probe
  * from CUPTI's record (only the leading fields every version shares). */

@@ -436,15 +436,6 @@ ring_cpu_relax (void)
 #endif
 }
 
-/* CLOCK_MONOTONIC in ns (slow path only). */
-static int64_t
-ring_now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Re-reads the consumer's tail and reports whether @need bytes fit after
  * the producer's head. */
 static inline bool
@@ -639,16 +630,38 @@ cowscope_ring_write (CowscopeRing *ring, CowscopeRingKind kind,
   return true;
 }
 
-/* cowscope_ring_write() with a constant 64-byte copy the compiler
- * inlines. */
-bool
-cowscope_ring_write_event (CowscopeRing *ring, const CowTraceEvent *event)
+/* Out of line: a full ring, for an event. */
+static RING_COLD bool
+ring_write_event_slow (CowscopeRing *ring, const CowTraceEvent *event)
 {
   void *dst = ring_reserve (ring, COWSCOPE_RING_KIND_EVENT, sizeof *event);
   if (RING_UNLIKELY (dst == NULL))
     return false;
   memcpy (dst, event, sizeof *event);
   ring_commit (ring, true);
+  return true;
+}
+
+/* The hot path of every recorded trace point: the same record as
+ * cowscope_ring_write() (header, 64 bytes, head, produced), without the
+ * reservation's bookkeeping, which only a two-step writer needs. */
+bool
+cowscope_ring_write_event (CowscopeRing *ring, const CowTraceEvent *event)
+{
+  const uint64_t need = sizeof (CowscopeRingRecordHeader) + sizeof *event;
+  uint64_t head = ring->prod_head;
+  /* The cached tail is never ahead of the real one (see ring_reserve()). */
+  if (RING_UNLIKELY (head + need - ring->prod_tail > ring->capacity))
+    return ring_write_event_slow (ring, event);
+  CowscopeRingRecordHeader *rec = (CowscopeRingRecordHeader *) (ring->data + (head & ring->mask));
+  rec->size = (uint32_t) sizeof *event;
+  rec->kind = COWSCOPE_RING_KIND_EVENT;
+  memcpy (rec + 1, event, sizeof *event);
+  ring->prod_head = head + need;
+  /* Release and relaxed, as in ring_commit(). */
+  atomic_store_explicit (&ring->header->head, head + need, memory_order_release);
+  atomic_store_explicit (&ring->header->produced, ++ring->prod_produced,
+                         memory_order_relaxed);
   return true;
 }
 
@@ -750,11 +763,11 @@ cowscope_ring_prefault (CowscopeRing *ring, size_t bytes)
 
 /* Stamps ready_ns. */
 void
-cowscope_ring_mark_ready (CowscopeRing *ring)
+cowscope_ring_mark_ready (CowscopeRing *ring, int64_t ready_ns)
 {
   /* Relaxed: every record is published later with a release store of
    * head, which orders this store before it for the consumer. */
-  atomic_store_explicit (&ring->header->ready_ns, ring_now_ns (),
+  atomic_store_explicit (&ring->header->ready_ns, ready_ns,
                          memory_order_relaxed);
 }
 

@@ -134,6 +134,8 @@ typedef struct {
  * write them). */
 #define COWSCOPE_RING_BLOB_CUPTI 1u /* CUPTI activity records, as delivered */
 #define COWSCOPE_RING_BLOB_STACK 2u /* a user call stack: frame addresses */
+#define COWSCOPE_RING_BLOB_STACK_DEF 3u /* a stack interned by the probe: key and frames */
+#define COWSCOPE_RING_BLOB_STACK_REF 4u /* the key of a stack defined earlier */
 
 /* Header flags. */
 #define COWSCOPE_RING_FLAG_FINISHED 0x1u /* the producer will write no more */
@@ -187,7 +189,7 @@ typedef struct {
   _Atomic uint32_t gone_reason;
 
   /* Producer identity (kernel ids), when its set-up finished
-   * (CLOCK_MONOTONIC ns; every record of the ring comes later) and its
+   * (ns on the events' clock; every record of the ring comes later) and its
    * thread name (NUL-padded; refreshed when the thread ends), for the
    * recorder's thread table.  What the producer claims, not checked. */
   alignas (COWSCOPE_RING_CACHE_LINE) _Atomic uint32_t producer_pid;
@@ -347,9 +349,11 @@ void cowscope_ring_set_name (CowscopeRing *ring, const char *name);
  * published. */
 void cowscope_ring_prefault (CowscopeRing *ring, size_t bytes);
 
-/* Stamps the header's ready_ns with CLOCK_MONOTONIC now: the producer's
- * set-up is complete and every record it writes comes later. */
-void cowscope_ring_mark_ready (CowscopeRing *ring);
+/* Stamps the header's ready_ns with @ready_ns, the producer's clock now
+ * (the engine's trace clock, cow_trace_now_ns(), so that it compares with
+ * the events' times): the producer's set-up is complete and every record
+ * it writes comes later. */
+void cowscope_ring_mark_ready (CowscopeRing *ring, int64_t ready_ns);
 
 /* Why the producer stopped waiting for the consumer
  * (CowscopeRingGoneReason; NONE while it never had to). */

@@ -35,7 +35,8 @@ PRAGMA user_version = 4;
 --   WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR in the target's
 --   environment, when set; integers when they are numbers),
 --   command (the target's argv, space-joined),
---   program, stacks (0/1), ring_policy ('drop'|'block'), ring_capacity,
+--   program, stacks (0/1), stack_unwinder ('libunwind', 'backtrace: <why>',
+--   'unknown'; NULL without stacks), ring_policy ('drop'|'block'), ring_capacity,
 --   gpu_tracing ('available', 'unavailable: <reason>', 'off' or 'unknown'),
 --   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
 --   'unknown'), exit_status, exit_signal, interrupted (1: Ctrl-C on the

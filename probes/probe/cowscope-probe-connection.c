@@ -172,7 +172,9 @@ send_hello_locked (void)
     .ppid = (uint32_t) getppid (),
     .trace_abi_version = COW_TRACE_ABI_VERSION,
   };
-  hello.monotonic_ns = clock_ns (CLOCK_MONOTONIC);
+  /* The events' clock (CLOCK_MONOTONIC, as the engine reads it), so that
+   * the process starts before its first event. */
+  hello.monotonic_ns = cow_trace_now_ns ();
   hello.realtime_ns = clock_ns (CLOCK_REALTIME);
 
   ssize_t exe = readlink ("/proc/self/exe", hello_exe, sizeof hello_exe);
@@ -194,6 +196,19 @@ send_hello_locked (void)
     { hello_cmdline, (size_t) cmdline },
   };
   return send_message_locked (COWSCOPE_MESSAGE_HELLO, parts, 3, -1);
+}
+
+/* Sends STACKS: which unwinder this process uses for call stacks, and
+ * why it is not libunwind. */
+static ProbeSendResult
+send_stacks_locked (void)
+{
+  const char *reason = NULL;
+  CowscopeStacksStatus status = { .unwinder = cowscope_probe_stack_unwinder (&reason) };
+  size_t length = reason != NULL ? strlen (reason) : 0;
+  status.reason_length = (uint32_t) length;
+  struct iovec parts[2] = { { &status, sizeof status }, { (void *) reason, length } };
+  return send_message_locked (COWSCOPE_MESSAGE_STACKS, parts, 2, -1);
 }
 
 /* dl_iterate_phdr callback: the loader's load and unload counts (the
@@ -261,7 +276,7 @@ cowscope_probe_connection_send_maps_locked (void)
 }
 
 /* Opens this process's connection if it has none: socket, connect,
- * HELLO, MAPS.  On failure @reason says why and nothing stays open. */
+ * HELLO, MAPS, and STACKS when stacks are recorded.  On failure @reason says why and nothing stays open. */
 bool
 cowscope_probe_connection_open_locked (char *reason, size_t reason_size)
 {
@@ -312,7 +327,8 @@ cowscope_probe_connection_open_locked (char *reason, size_t reason_size)
   opening = true;
   maps_sent = false;
   bool said = send_hello_locked () == PROBE_SENT
-              && cowscope_probe_connection_send_maps_locked () == PROBE_SENT;
+              && cowscope_probe_connection_send_maps_locked () == PROBE_SENT
+              && (!c->stacks || c->cuda_only || send_stacks_locked () == PROBE_SENT);
   opening = false;
   if (!said)
     {

@@ -137,13 +137,13 @@ static _Atomic uint32_t pool_free;
 #define PROBE_STRING_ID_BIT ((uint64_t) 1 << 63)
 #define NAME_CACHE_SLOTS 256
 
-/* CLOCK_MONOTONIC in ns: CUPTI's timestamps on the engine's clock. */
+/* CUPTI's timestamps on the engine's clock (CLOCK_MONOTONIC, read the
+ * way the engine reads it: cow_trace_now_ns()), so that a kernel and the
+ * event that launched it compare. */
 static uint64_t CUPTIAPI
 monotonic_timestamp (void)
 {
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+  return (uint64_t) cow_trace_now_ns ();
 }
 
 /* Hands CUPTI an empty 8-byte aligned buffer: from the pool when one is

@@ -43,6 +43,10 @@ probe_start (void)
       return;
     }
 
+  /* The engine's clock decides now (it reads /proc/cpuinfo once) rather
+   * than inside the target's first event. */
+  cow_trace_now_ns ();
+
   /* Stacks first: backtrace()'s warm-up loads libgcc_s, which the first
    * copy of the maps then covers. */
   if (!c->cuda_only && c->stacks)

@@ -28,6 +28,10 @@
 
 /* ---- Configuration (cowscope-probe-config.c) ----------------------- */
 
+/* Read by the probe only (the recorder sets none of these): the user's
+ * choice of unwinder, "libunwind" (the default) or "backtrace". */
+#define COWSCOPE_PROBE_ENV_UNWIND "COWSCOPE_UNWIND"
+
 typedef struct {
   bool present;       /* COWSCOPE_SOCKET is set: the recorder wants us */
   bool stacks;        /* COWSCOPE_STACKS != "0" */
@@ -66,8 +70,8 @@ typedef enum {
   PROBE_RECORDER_GONE,  /* the connection is gone for good */
 } ProbeSendResult;
 
-/* Connects (if this process has no connection yet) and says HELLO and
- * MAPS.  Caller holds the lock.  On failure fills @reason. */
+/* Connects (if this process has no connection yet) and says HELLO, MAPS
+ * and (when stacks are recorded) STACKS.  Caller holds the lock.  On failure fills @reason. */
 PROBE_INTERNAL bool cowscope_probe_connection_open_locked (char *reason,
                                                            size_t reason_size);
 /* Sends a fresh copy of /proc/self/maps unless the loaded objects are
@@ -90,6 +94,7 @@ PROBE_INTERNAL void cowscope_probe_connection_forget_locked (void);
 
 /* ---- Per-thread rings (cowscope-probe-thread.c) -------------------- */
 
+typedef struct _CowscopeProbeStackCache CowscopeProbeStackCache;
 typedef struct _CowscopeProbeThread CowscopeProbeThread;
 struct _CowscopeProbeThread {
   CowscopeRing *ring;
@@ -103,6 +108,9 @@ struct _CowscopeProbeThread {
   /* CUPTI kernel names already announced on this ring (a small cache of
    * string ids); allocated by the CUPTI code on first use. */
   uint64_t *announced_names;
+  /* The stacks this ring already carries (when stacks are recorded and
+   * the table could be allocated; NULL: every stack goes out whole). */
+  CowscopeProbeStackCache *stacks;
 };
 
 /* Nonzero while this thread is inside the probe: a nested entry (a
@@ -202,14 +210,39 @@ cowscope_probe_leave (void)
 
 /* ---- Call stacks (cowscope-probe-stack.c) -------------------------- */
 
-/* Finds the probe's and the engine's code and warms up backtrace() so
+/* Finds the probe's and the engine's code, chooses the unwinder
+ * (libunwind, else backtrace()) and warms it up on the calling thread so
  * that later captures do not allocate.  Call before the sink is live. */
 PROBE_INTERNAL void cowscope_probe_stack_init (void);
+/* Warms the unwinder up on the calling thread (libunwind's per-thread
+ * cache); part of every thread's set-up, before user code. */
+PROBE_INTERNAL void cowscope_probe_stack_thread_init (void);
+/* The unwinder in use, and (@reason, may be NULL) why it is not
+ * libunwind ("" when it is). */
+PROBE_INTERNAL CowscopeUnwinder cowscope_probe_stack_unwinder (const char **reason);
 
 /* Fills @frames with up to @max return addresses of the caller's stack,
  * innermost first, without the probe's and the engine's frames.  Returns
  * how many. */
 PROBE_INTERNAL uint32_t cowscope_probe_stack_capture (uint64_t *frames, uint32_t max);
+
+/* ---- Stacks already sent (cowscope-probe-stack-cache.c) ------------ */
+
+/* A thread's table; NULL when memory runs out. */
+PROBE_INTERNAL CowscopeProbeStackCache *cowscope_probe_stack_cache_new (void);
+PROBE_INTERNAL void cowscope_probe_stack_cache_free (CowscopeProbeStackCache *cache);
+/* The 64-bit hash that identifies @n frames. */
+PROBE_INTERNAL uint64_t cowscope_probe_stack_hash (const uint64_t *frames, uint32_t n);
+/* The key this ring already defined for @hash, or 0. */
+PROBE_INTERNAL uint64_t cowscope_probe_stack_cache_find (const CowscopeProbeStackCache *cache,
+                                                         uint64_t hash);
+/* The key for the next new stack (never 0; unique in the ring once
+ * inserted). */
+PROBE_INTERNAL uint64_t cowscope_probe_stack_cache_next_key (const CowscopeProbeStackCache *cache);
+/* Records that the ring now defines @key for @hash (after its STACK_DEF
+ * was stored). */
+PROBE_INTERNAL void cowscope_probe_stack_cache_insert (CowscopeProbeStackCache *cache,
+                                                       uint64_t hash, uint64_t key);
 
 /* ---- The engine sink (cowscope-probe-sink.c) ----------------------- */
 

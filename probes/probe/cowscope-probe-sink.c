@@ -1,10 +1,12 @@
 /* cowscope-probe-sink.c — the engine's trace sink: every event into the
- * calling thread's ring, and the user's call stack after the events that
- * a report explains (the session format's list: cowscope-stack-events.h).
+ * calling thread's ring, and the user's call stack (or the key of one the
+ * ring already carries) after the events that a report explains (the
+ * session format's list: cowscope-stack-events.h).
  *
- * Hot path: a TLS load, one ring write (allocation-free, lock-free) and a
- * mask test.  Everything else is in the cold paths of the thread and
- * connection files.
+ * Hot path: a TLS load, a mask test and one ring write (allocation-free,
+ * lock-free).  Stacks, CUPTI correlation and every first time are in
+ * sink_event_slow() and the cold paths of the thread and connection
+ * files.
  */
 #include "cowscope-probe-private.h"
 #include "cowscope-probe.h"
@@ -12,28 +14,67 @@
 
 #include <string.h>
 
-/* A STACK blob: blob header, stack header, frames. */
-typedef struct {
-  CowscopeRingBlobHeader blob;
-  CowscopeStackBlob stack;
-  uint64_t frames[COWSCOPE_MAX_STACK_DEPTH];
-} StackRecord;
-
-/* Writes the user's call stack for @event right after it.  A dropped
- * stack leaves the event without one (the recorder accepts that). */
+/* Writes the user's call stack for @event right after it: the key of a
+ * stack this ring already carries (STACK_REF), or the frames with a new
+ * key (STACK_DEF), or, for a thread without a stack table, the frames
+ * alone (STACK).  A dropped stack leaves the event without one (the
+ * recorder accepts that), and a dropped definition is not remembered, so
+ * no reference ever names a key the recorder did not get. */
 static void
 write_stack (CowscopeProbeThread *t, const CowTraceEvent *event)
 {
-  StackRecord record;
-  uint32_t n = cowscope_probe_stack_capture (record.frames, COWSCOPE_MAX_STACK_DEPTH);
+  uint64_t frames[COWSCOPE_MAX_STACK_DEPTH];
+  uint32_t n = cowscope_probe_stack_capture (frames, COWSCOPE_MAX_STACK_DEPTH);
+  size_t frame_bytes = n * sizeof (uint64_t);
+  CowscopeRingBlobHeader blob = { .flags = 0 };
 
-  record.blob.type = COWSCOPE_RING_BLOB_STACK;
-  record.blob.flags = 0;
-  record.stack.event_time_ns = event->time_ns;
-  record.stack.event_type = event->type;
-  record.stack.n_frames = n;
-  size_t size = offsetof (StackRecord, frames) + n * sizeof (uint64_t);
-  cowscope_ring_write (t->ring, COWSCOPE_RING_KIND_BLOB, &record, size);
+  if (PROBE_UNLIKELY (t->stacks == NULL))
+    {
+      blob.type = COWSCOPE_RING_BLOB_STACK;
+      CowscopeStackBlob stack = { event->time_ns, event->type, n };
+      uint8_t *p = cowscope_ring_reserve (t->ring, COWSCOPE_RING_KIND_BLOB,
+                                          sizeof blob + sizeof stack + frame_bytes);
+      if (p == NULL)
+        return;
+      memcpy (p, &blob, sizeof blob);
+      memcpy (p + sizeof blob, &stack, sizeof stack);
+      memcpy (p + sizeof blob + sizeof stack, frames, frame_bytes);
+      cowscope_ring_commit (t->ring);
+      return;
+    }
+
+  uint64_t hash = cowscope_probe_stack_hash (frames, n);
+  uint64_t key = cowscope_probe_stack_cache_find (t->stacks, hash);
+  if (key != 0)
+    {
+      struct {
+        CowscopeRingBlobHeader blob;
+        CowscopeStackRefBlob ref;
+      } record = {
+        .blob = { .type = COWSCOPE_RING_BLOB_STACK_REF, .flags = 0 },
+        .ref = { .event_time_ns = event->time_ns, .event_type = event->type, .key = key },
+      };
+      cowscope_ring_write (t->ring, COWSCOPE_RING_KIND_BLOB, &record, sizeof record);
+      return;
+    }
+
+  key = cowscope_probe_stack_cache_next_key (t->stacks);
+  blob.type = COWSCOPE_RING_BLOB_STACK_DEF;
+  CowscopeStackDefBlob def = {
+    .event_time_ns = event->time_ns,
+    .event_type = event->type,
+    .n_frames = n,
+    .key = key,
+  };
+  uint8_t *p = cowscope_ring_reserve (t->ring, COWSCOPE_RING_KIND_BLOB,
+                                      sizeof blob + sizeof def + frame_bytes);
+  if (p == NULL)
+    return;
+  memcpy (p, &blob, sizeof blob);
+  memcpy (p + sizeof blob, &def, sizeof def);
+  memcpy (p + sizeof blob + sizeof def, frames, frame_bytes);
+  cowscope_ring_commit (t->ring);
+  cowscope_probe_stack_cache_insert (t->stacks, hash, key);
 }
 
 /* A device materialization's copy is tagged in CUPTI with the begin
@@ -51,16 +92,21 @@ correlate_device_copy (const CowTraceEvent *event)
     cowscope_probe_pop_external_correlation ();
 }
 
-/* CowTraceSink.event: the event into this thread's ring, then its stack
- * when it takes one.  Never blocks except in BLOCK mode on a full ring.
- * When this call had to set the thread's ring up first (the fallback for
- * threads that did not start through the probe's trampoline), the event
- * is stamped after the set-up: the engine took its time before calling
- * us, and the set-up must not count inside the span it opens. */
-static void
-sink_event (const CowTraceEvent *event, void *user_data)
+/* Events that need more than one ring write: those that take a stack,
+ * and a device materialization's begin and end (CUPTI correlation). */
+#define SLOW_EVENTS                                                             \
+  (COWSCOPE_STACK_EVENTS | (UINT32_C (1) << COW_EVENT_MATERIALIZE_BEGIN)         \
+   | (UINT32_C (1) << COW_EVENT_MATERIALIZE_END))
+
+/* Everything but the common case: a thread without its ring yet, a
+ * re-entry, drops to count, stacks, CUPTI correlation.  When this call
+ * had to set the thread's ring up first (the fallback for threads that
+ * did not start through the probe's trampoline), the event is stamped
+ * after the set-up: the engine took its time before calling us, and the
+ * set-up must not count inside the span it opens. */
+static PROBE_COLD void
+sink_event_slow (const CowTraceEvent *event)
 {
-  (void) user_data;
   bool set_up_now = false;
   CowTraceEvent restamped;
   CowscopeProbeThread *t = cowscope_probe_enter (true, &set_up_now);
@@ -72,13 +118,38 @@ sink_event (const CowTraceEvent *event, void *user_data)
     }
   if (event->type == COW_EVENT_MATERIALIZE_BEGIN || event->type == COW_EVENT_MATERIALIZE_END)
     correlate_device_copy (event);
-  if (PROBE_UNLIKELY (t == NULL))
+  if (t == NULL)
     return;
   bool stored = cowscope_ring_write_event (t->ring, event);
   /* Config is read-only once the sink is installed. */
-  if (PROBE_UNLIKELY (cowscope_event_takes_stack (event->type)) && stored
-      && cowscope_probe_config.stacks)
+  if (cowscope_event_takes_stack (event->type) && stored && cowscope_probe_config.stacks)
     write_stack (t, event);
+  cowscope_probe_leave ();
+}
+
+/* CowTraceSink.event: the event into this thread's ring, then its stack
+ * when it takes one.  Never blocks except in BLOCK mode on a full ring.
+ * The common case (a thread with its ring, not re-entered, an event of
+ * one record) is a TLS load, three tests and the ring write, between
+ * setting and clearing the re-entry flag (cowscope_probe_enter() does
+ * the same for the rest). */
+static void
+sink_event (const CowTraceEvent *event, void *user_data)
+{
+  (void) user_data;
+  CowscopeProbeThread *t = cowscope_probe_tls_thread;
+  uint32_t type = event->type;
+  /* Relaxed: only this thread and its signal handlers touch these. */
+  if (PROBE_UNLIKELY (t == NULL || type >= 32 || ((SLOW_EVENTS >> type) & 1) != 0
+                      || atomic_load_explicit (&cowscope_probe_tls_busy, memory_order_relaxed)
+                      || atomic_load_explicit (&t->reentered_drops, memory_order_relaxed) != 0))
+    {
+      sink_event_slow (event);
+      return;
+    }
+  atomic_store_explicit (&cowscope_probe_tls_busy, 1, memory_order_relaxed);
+  atomic_signal_fence (memory_order_seq_cst);
+  cowscope_ring_write_event (t->ring, event);
   cowscope_probe_leave ();
 }
 

@@ -155,6 +155,7 @@ thread_exit (void *data)
   if (t->ring != atomic_load_explicit (&process_ring, memory_order_relaxed))
     cowscope_ring_free (t->ring);
   free (t->announced_names);
+  cowscope_probe_stack_cache_free (t->stacks);
   free (t);
 }
 
@@ -211,6 +212,15 @@ thread_set_up (void)
     }
   t->ring = ring;
   t->tid = (uint32_t) gettid ();
+  /* Stacks: the table of those already sent (without it every stack
+   * goes out whole), and the unwinder's first capture in this thread,
+   * which allocates (libunwind: about a millisecond), now rather than
+   * inside the thread's first stack event. */
+  if (c->stacks && !c->cuda_only)
+    {
+      t->stacks = cowscope_probe_stack_cache_new ();
+      cowscope_probe_stack_thread_init ();
+    }
   cowscope_ring_set_producer (ring, (uint32_t) getpid (), t->tid);
   char name[16];
   thread_name (name);
@@ -232,6 +242,7 @@ thread_set_up (void)
     {
       pthread_mutex_unlock (&cowscope_probe_lock);
       cowscope_ring_free (ring);
+      cowscope_probe_stack_cache_free (t->stacks);
       free (t);
       tls_retired = true;
       if (sent == PROBE_RECORDER_GONE)
@@ -252,7 +263,7 @@ thread_set_up (void)
    * here, not by the thread's first records. */
   cowscope_ring_close_fd (ring);
   cowscope_ring_prefault (ring, PREFAULT_BYTES);
-  cowscope_ring_mark_ready (ring);
+  cowscope_ring_mark_ready (ring, cow_trace_now_ns ());
   pthread_setspecific (exit_key, t);
   cowscope_probe_tls_thread = t;
   return t;
@@ -356,6 +367,7 @@ atfork_child (void)
       counters_freed |= t->ring == parent_counters;
       cowscope_ring_free (t->ring);
       free (t->announced_names);
+      cowscope_probe_stack_cache_free (t->stacks);
       free (t);
       t = next;
     }

@@ -61,6 +61,8 @@ struct _RingSlot {
   gboolean have_pending;  /* an event that may still get a STACK blob */
   CowTraceEvent pending;
   uint64_t malformed;
+  GHashTable *stack_keys; /* the probe's STACK_DEF keys on this ring ->
+                           * the session's stack ids; NULL until the first */
 };
 
 /* What the drain thread hands the writer: copied records and commands,
@@ -146,6 +148,7 @@ batch_new (void)
 static void
 slot_free (RingSlot *slot)
 {
+  g_clear_pointer (&slot->stack_keys, g_hash_table_unref);
   cowscope_ring_free (slot->ring);
   g_free (slot->name);
   g_free (slot);
@@ -178,6 +181,56 @@ flush_pending (CowscopeCollector *c, RingSlot *slot, int64_t stack_id, GError **
   slot->have_pending = FALSE;
   return cowscope_session_writer_event (c->writer, slot->pid, slot->tid,
                                         &slot->pending, stack_id, error);
+}
+
+/* A STACK_DEF or STACK_REF blob's body (@type) for @slot's pending
+ * event: the probe sends a stack's frames once per ring with a key, and
+ * the key alone afterwards (cowscope-protocol.h).  A body that does not
+ * match the pending event, or names a key this ring never defined, is
+ * malformed and the event goes out without a stack, as for STACK. */
+static gboolean
+handle_stack_key (CowscopeCollector *c, RingSlot *slot, uint32_t type, const char *body,
+                  size_t body_size, GError **error)
+{
+  int64_t stack_id = 0;
+  if (type == COWSCOPE_RING_BLOB_STACK_DEF)
+    {
+      CowscopeStackDefBlob def;
+      uint64_t frames[COWSCOPE_MAX_STACK_DEPTH];
+      if (body_size < sizeof def)
+        goto malformed;
+      memcpy (&def, body, sizeof def);
+      if (def.n_frames > COWSCOPE_MAX_STACK_DEPTH || def.key == 0
+          || body_size < sizeof def + def.n_frames * sizeof (uint64_t) || !slot->have_pending
+          || slot->pending.time_ns != def.event_time_ns || slot->pending.type != def.event_type)
+        goto malformed;
+      memcpy (frames, body + sizeof def, def.n_frames * sizeof (uint64_t));
+      stack_id = cowscope_session_writer_intern_stack (c->writer, slot->pid, frames,
+                                                       def.n_frames, error);
+      if (stack_id == 0)
+        return FALSE;
+      if (slot->stack_keys == NULL)
+        slot->stack_keys = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+      g_hash_table_replace (slot->stack_keys, g_memdup2 (&def.key, sizeof def.key),
+                            g_memdup2 (&stack_id, sizeof stack_id));
+      return flush_pending (c, slot, stack_id, error);
+    }
+
+  CowscopeStackRefBlob ref;
+  if (body_size < sizeof ref)
+    goto malformed;
+  memcpy (&ref, body, sizeof ref);
+  const int64_t *known = slot->stack_keys != NULL
+                           ? g_hash_table_lookup (slot->stack_keys, &ref.key)
+                           : NULL;
+  if (known == NULL || !slot->have_pending || slot->pending.time_ns != ref.event_time_ns
+      || slot->pending.type != ref.event_type)
+    goto malformed;
+  return flush_pending (c, slot, *known, error);
+
+malformed:
+  slot->malformed++;
+  return flush_pending (c, slot, 0, error);
 }
 
 /* Writes one record of @slot (a copy the drain thread made). */
@@ -259,6 +312,8 @@ handle_record (CowscopeCollector *c, RingSlot *slot, const CowscopeRingRecord *r
               return FALSE;
             return flush_pending (c, slot, stack_id, error);
           }
+        if (bh.type == COWSCOPE_RING_BLOB_STACK_DEF || bh.type == COWSCOPE_RING_BLOB_STACK_REF)
+          return handle_stack_key (c, slot, bh.type, body, body_size, error);
         if (!flush_pending (c, slot, 0, error))
           return FALSE;
         if (bh.type == COWSCOPE_RING_BLOB_CUPTI)

@@ -318,6 +318,44 @@ handle_gpu_status (CowscopePeer *peer, const uint8_t *p, size_t size)
     }
 }
 
+/* STACKS: the unwinder the process uses for call stacks ("libunwind", or
+ * "backtrace: WHY"). */
+static void
+handle_stacks (CowscopePeer *peer, const uint8_t *p, size_t size)
+{
+  CowscopeStacksStatus st;
+  if (size < sizeof st)
+    {
+      peer_fault (peer, "malformed message", "STACKS of %zu bytes", size);
+      return;
+    }
+  memcpy (&st, p, sizeof st);
+  if (st.reason_length > size - sizeof st)
+    {
+      peer_fault (peer, "malformed message", "STACKS reason of %u bytes beyond its %zu",
+                  st.reason_length, size);
+      return;
+    }
+  g_autofree char *raw = g_strndup ((const char *) p + sizeof st, st.reason_length);
+  g_autofree char *reason = g_utf8_make_valid (raw, -1);
+  g_autofree char *unwinder = NULL;
+  if (st.unwinder == COWSCOPE_UNWINDER_LIBUNWIND)
+    unwinder = g_strdup ("libunwind");
+  else if (st.unwinder == COWSCOPE_UNWINDER_BACKTRACE)
+    unwinder = *reason ? g_strdup_printf ("backtrace: %s", reason) : g_strdup ("backtrace");
+  else
+    {
+      peer_fault (peer, "malformed message", "STACKS names unwinder %u", st.unwinder);
+      return;
+    }
+  CowscopePeerContext *ctx = peer->context;
+  if (!ctx->stack_unwinder || (pid_t) peer->pid == ctx->target)
+    {
+      g_free (ctx->stack_unwinder);
+      ctx->stack_unwinder = g_steal_pointer (&unwinder);
+    }
+}
+
 /* One datagram of @n bytes with @n_fds received descriptors. */
 static void
 handle_message (CowscopePeer *peer, const uint8_t *data, size_t n, const int *fds, int n_fds)
@@ -359,6 +397,9 @@ handle_message (CowscopePeer *peer, const uint8_t *data, size_t n, const int *fd
       break;
     case COWSCOPE_MESSAGE_GPU_STATUS:
       handle_gpu_status (peer, p, size);
+      break;
+    case COWSCOPE_MESSAGE_STACKS:
+      handle_stacks (peer, p, size);
       break;
     case COWSCOPE_MESSAGE_BYE:
       peer->bye = TRUE;

@@ -33,6 +33,7 @@ typedef struct {
   char *const *target_argv;
   GHashTable *seen_pids;       /* pids that said HELLO (the recorder's) */
   char *gpu_status;            /* the target's GPU status, or the first one reported */
+  char *stack_unwinder;        /* the target's unwinder (STACKS), or the first one reported */
 } CowscopePeerContext;
 
 typedef struct _CowscopePeer CowscopePeer;

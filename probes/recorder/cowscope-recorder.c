@@ -593,13 +593,15 @@ write_launcher_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, G
 
 static gboolean
 write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char *program,
-            const CowscopeRecordResult *r, const char *gpu, GError **error)
+            const CowscopeRecordResult *r, const char *gpu, const char *unwinder,
+            GError **error)
 {
   g_autofree char *command = g_strjoinv (" ", o->argv);
   return cowscope_session_writer_meta_text (w, "command", command, error)
          && write_launcher_meta (w, o, error)
          && cowscope_session_writer_meta_text (w, "program", program, error)
          && cowscope_session_writer_meta_int (w, "stacks", o->stacks && !o->cuda_only, error)
+         && cowscope_session_writer_meta_text (w, "stack_unwinder", unwinder, error)
          && cowscope_session_writer_meta_text (w, "ring_policy",
                                                o->policy == COWSCOPE_RING_BLOCK ? "block" : "drop",
                                                error)
@@ -624,6 +626,18 @@ write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char
          && cowscope_session_writer_meta_text (w, "block_stopped_waiting",
                                                r->block_stopped_waiting, error)
          && cowscope_session_writer_commit (w, error);
+}
+
+/* What the session says about the call stacks' unwinder: NULL without
+ * stacks, what the target's probe said (STACKS), or "unknown" when no
+ * probe said anything. */
+static const char *
+stack_unwinder (const Recording *r)
+{
+  const CowscopeRecordOptions *o = r->options;
+  if (!o->stacks || o->cuda_only)
+    return NULL;
+  return r->peers_context.stack_unwinder != NULL ? r->peers_context.stack_unwinder : "unknown";
 }
 
 /* What the session says about GPU tracing. */
@@ -707,7 +721,7 @@ finish_session (Recording *r, GError **error)
     o->finalizing (result->session_path, o->finalizing_data);
 
   CowscopeSessionWriter *w = cowscope_collector_get_writer (collector);
-  return write_meta (w, o, r->program, result, gpu_tracing (r), error)
+  return write_meta (w, o, r->program, result, gpu_tracing (r), stack_unwinder (r), error)
          && cowscope_session_finalize (cowscope_session_writer_get_db (w), result->session_path,
                                        error);
 }
@@ -740,6 +754,7 @@ clean_up (Recording *r, gboolean discard)
   if (r->peers_context.seen_pids)
     g_hash_table_unref (r->peers_context.seen_pids);
   g_free (r->peers_context.gpu_status);
+  g_free (r->peers_context.stack_unwinder);
   if (r->listen_fd >= 0)
     close (r->listen_fd);
   cowscope_socket_dir_remove (r->socket_dir);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 
@@ -54,9 +55,11 @@ typedef struct {
   char *maps; /* newest complete copy */
   guint n_maps_copies;
   GPtrArray *rings; /* Ring */
-  guint n_hello, n_gpu_status, n_bye;
+  guint n_hello, n_gpu_status, n_bye, n_stacks;
   uint32_t gpu_available;
   char *gpu_reason;
+  uint32_t unwinder; /* CowscopeUnwinder, from STACKS */
+  char *unwinder_reason;
   guint bad_messages;
 } Conn;
 
@@ -95,6 +98,7 @@ conn_free (Conn *c)
   g_free (c->maps);
   g_ptr_array_unref (c->rings);
   g_free (c->gpu_reason);
+  g_free (c->unwinder_reason);
   g_free (c);
 }
 
@@ -177,6 +181,18 @@ conn_handle (Conn *c, const guint8 *data, gsize size, int fd_passed)
         g_free (c->gpu_reason);
         c->gpu_reason = g_strndup ((const char *) p + sizeof s, s.reason_length);
         c->n_gpu_status++;
+        break;
+      }
+    case COWSCOPE_MESSAGE_STACKS:
+      {
+        CowscopeStacksStatus st;
+        g_assert_cmpuint (n, >=, sizeof st);
+        memcpy (&st, p, sizeof st);
+        g_assert_cmpuint (n, ==, sizeof st + st.reason_length);
+        c->unwinder = st.unwinder;
+        g_free (c->unwinder_reason);
+        c->unwinder_reason = g_strndup ((const char *) p + sizeof st, st.reason_length);
+        c->n_stacks++;
         break;
       }
     case COWSCOPE_MESSAGE_BYE:
@@ -565,13 +581,18 @@ maps_contain (const char *maps, const char *path, uint64_t address)
   return found;
 }
 
-/* Every stack-taking event in @ring is followed by a STACK blob that
- * names it, with ≥ 1 frame, the innermost in the target's executable.
- * Returns how many stacks were checked. */
+/* Every stack-taking event in @ring is followed by a blob that names it:
+ * its frames (STACK, or STACK_DEF with a key new to the ring), or the
+ * key of a stack the ring defined earlier (STACK_REF).  Each stack has
+ * >= 1 frame, the innermost in the target's executable.  Returns how
+ * many stacks were checked; *@defs and *@refs (may be NULL) count the
+ * STACK_DEF and STACK_REF blobs among them. */
 static guint
-check_stacks (const Ring *ring, const Conn *c)
+check_stacks_counting (const Ring *ring, const Conn *c, guint *defs, guint *refs)
 {
-  guint checked = 0;
+  guint checked = 0, n_defs = 0, n_refs = 0;
+  /* key -> the innermost frame of the stack it names */
+  g_autoptr (GHashTable) keys = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   for (guint i = 0; i < ring->records->len; i++)
     {
       const CowTraceEvent *e = record_event (&g_array_index (ring->records, Record, i));
@@ -584,24 +605,81 @@ check_stacks (const Ring *ring, const Conn *c)
       gsize size;
       const guint8 *data = g_bytes_get_data (next->payload, &size);
       CowscopeRingBlobHeader bh;
-      CowscopeStackBlob sb;
-      g_assert_cmpuint (size, >=, sizeof bh + sizeof sb);
+      g_assert_cmpuint (size, >=, sizeof bh);
       memcpy (&bh, data, sizeof bh);
-      memcpy (&sb, data + sizeof bh, sizeof sb);
-      g_assert_cmpuint (bh.type, ==, COWSCOPE_RING_BLOB_STACK);
-      g_assert_cmpint (sb.event_time_ns, ==, e->time_ns);
-      g_assert_cmpuint (sb.event_type, ==, e->type);
-      g_assert_cmpuint (sb.n_frames, >=, 1);
-      g_assert_cmpuint (sb.n_frames, <=, COWSCOPE_MAX_STACK_DEPTH);
-      g_assert_cmpuint (size, ==, sizeof bh + sizeof sb + sb.n_frames * sizeof (uint64_t));
       uint64_t innermost;
-      memcpy (&innermost, data + sizeof bh + sizeof sb, sizeof innermost);
+      if (bh.type == COWSCOPE_RING_BLOB_STACK_REF)
+        {
+          CowscopeStackRefBlob ref;
+          g_assert_cmpuint (size, ==, sizeof bh + sizeof ref);
+          memcpy (&ref, data + sizeof bh, sizeof ref);
+          g_assert_cmpint (ref.event_time_ns, ==, e->time_ns);
+          g_assert_cmpuint (ref.event_type, ==, e->type);
+          const uint64_t *frame = g_hash_table_lookup (keys, &ref.key);
+          if (frame == NULL)
+            g_error ("STACK_REF names key %" G_GUINT64_FORMAT ", not defined earlier in the ring",
+                     ref.key);
+          innermost = *frame;
+          n_refs++;
+        }
+      else
+        {
+          CowscopeStackBlob sb;
+          CowscopeStackDefBlob def = { 0 };
+          size_t header;
+          if (bh.type == COWSCOPE_RING_BLOB_STACK_DEF)
+            {
+              g_assert_cmpuint (size, >=, sizeof bh + sizeof def);
+              memcpy (&def, data + sizeof bh, sizeof def);
+              sb = (CowscopeStackBlob) { def.event_time_ns, def.event_type, def.n_frames };
+              header = sizeof def;
+              g_assert_cmpuint (def.key, !=, 0);
+              g_assert_false (g_hash_table_contains (keys, &def.key));
+              n_defs++;
+            }
+          else
+            {
+              g_assert_cmpuint (bh.type, ==, COWSCOPE_RING_BLOB_STACK);
+              g_assert_cmpuint (size, >=, sizeof bh + sizeof sb);
+              memcpy (&sb, data + sizeof bh, sizeof sb);
+              header = sizeof sb;
+            }
+          g_assert_cmpint (sb.event_time_ns, ==, e->time_ns);
+          g_assert_cmpuint (sb.event_type, ==, e->type);
+          g_assert_cmpuint (sb.n_frames, >=, 1);
+          g_assert_cmpuint (sb.n_frames, <=, COWSCOPE_MAX_STACK_DEPTH);
+          g_assert_cmpuint (size, ==, sizeof bh + header + sb.n_frames * sizeof (uint64_t));
+          memcpy (&innermost, data + sizeof bh + header, sizeof innermost);
+          if (bh.type == COWSCOPE_RING_BLOB_STACK_DEF)
+            g_hash_table_insert (keys, g_memdup2 (&def.key, sizeof def.key),
+                                 g_memdup2 (&innermost, sizeof innermost));
+        }
       if (!maps_contain (c->maps, c->exe, innermost))
         g_error ("innermost frame 0x%" G_GINT64_MODIFIER "x of a %s is not in %s",
                  innermost, cow_event_type_name (e->type), c->exe);
       checked++;
     }
+  if (defs != NULL)
+    *defs = n_defs;
+  if (refs != NULL)
+    *refs = n_refs;
   return checked;
+}
+
+static guint
+check_stacks (const Ring *ring, const Conn *c)
+{
+  return check_stacks_counting (ring, c, NULL, NULL);
+}
+
+/* Whether the probe can open libunwind here, as it does. */
+static gboolean
+libunwind_installed (void)
+{
+  void *lib = dlopen ("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (lib != NULL)
+    dlclose (lib);
+  return lib != NULL;
 }
 
 /* Every event in @ring came from @pid on the ring's thread. */
@@ -731,8 +809,57 @@ test_events (void)
   g_assert_cmpuint (count_events (r, COW_EVENT_TENSOR_NAME), ==, 1);
   g_assert_true (has_string (r, "weights"));
   g_assert_true (has_string (r, "step"));
-  g_assert_cmpuint (check_stacks (r, c), ==, 10);
+  /* The five clones and their five copies each come from one call site:
+   * each stack's frames go out once, then its key. */
+  guint defs, refs;
+  g_assert_cmpuint (check_stacks_counting (r, c, &defs, &refs), ==, 10);
+  g_assert_cmpuint (defs, ==, 2);
+  g_assert_cmpuint (refs, ==, 8);
   g_assert_cmpuint (count_blobs (r), ==, 10);
+  /* STACKS once, after HELLO: libunwind where it is installed
+   * (build-aux/install-deps.sh installs it), else backtrace() and why. */
+  g_assert_cmpuint (c->n_stacks, ==, 1);
+  if (libunwind_installed ())
+    {
+      g_assert_cmpuint (c->unwinder, ==, COWSCOPE_UNWINDER_LIBUNWIND);
+      g_assert_cmpstr (c->unwinder_reason, ==, "");
+    }
+  else
+    {
+      g_assert_cmpuint (c->unwinder, ==, COWSCOPE_UNWINDER_BACKTRACE);
+      g_assert_cmpstr (c->unwinder_reason, !=, "");
+    }
+
+  run_clear (&run);
+  recorder_free (rec);
+}
+
+/* COWSCOPE_UNWIND=backtrace: glibc's backtrace() instead of libunwind,
+ * said in STACKS; the same stacks, interned the same way. */
+static void
+test_backtrace_unwinder (void)
+{
+  Recorder *rec = recorder_start ();
+  Run run;
+  const char *args[] = { "--clones", "3", NULL };
+  const char *env[] = { "COWSCOPE_UNWIND=backtrace", NULL };
+  run_target (&run, args, env, TRUE, rec->socket_path);
+  recorder_stop (rec);
+  assert_exit_ok (&run);
+  g_assert_null (strstr (run.err, "cowscope:"));
+
+  Conn *c = conn_for_pid (rec, (uint32_t) run.pid);
+  g_assert_cmpuint (c->bad_messages, ==, 0);
+  g_assert_cmpuint (c->n_stacks, ==, 1);
+  g_assert_cmpuint (c->unwinder, ==, COWSCOPE_UNWINDER_BACKTRACE);
+  g_assert_cmpstr (c->unwinder_reason, ==, "COWSCOPE_UNWIND=backtrace");
+  g_assert_cmpuint (c->rings->len, ==, 1);
+  Ring *r = g_ptr_array_index (c->rings, 0);
+  check_counts (r);
+  guint defs, refs;
+  g_assert_cmpuint (check_stacks_counting (r, c, &defs, &refs), ==, 6);
+  g_assert_cmpuint (defs, ==, 2);
+  g_assert_cmpuint (refs, ==, 4);
 
   run_clear (&run);
   recorder_free (rec);
@@ -757,6 +884,7 @@ test_no_stacks (void)
   g_assert_cmpuint (count_events (r, COW_EVENT_LAZY_CLONE), ==, 4);
   g_assert_cmpuint (count_events (r, COW_EVENT_MATERIALIZE_BEGIN), ==, 4);
   g_assert_cmpuint (count_blobs (r), ==, 0);
+  g_assert_cmpuint (c->n_stacks, ==, 0);
 
   run_clear (&run);
   recorder_free (rec);
@@ -1167,6 +1295,7 @@ main (int argc, char **argv)
 
   g_test_add_func ("/probe/events", test_events);
   g_test_add_func ("/probe/no-stacks", test_no_stacks);
+  g_test_add_func ("/probe/backtrace-unwinder", test_backtrace_unwinder);
   g_test_add_func ("/probe/thread", test_thread);
   g_test_add_func ("/probe/threads-concurrent", test_threads_concurrent);
   g_test_add_func ("/probe/signal-reentry", test_signal_reentry);

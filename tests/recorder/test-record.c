@@ -5,6 +5,7 @@
  * probe at $COWSCOPE_PROBE_PATH, and checks the sessions' rows with the
  * SQLite C API.  Tests that need the probe are skipped while it is not
  * built. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
@@ -969,6 +970,18 @@ test_demo (gconstpointer data)
     }
   g_autofree char *gpu = meta (db, "gpu_tracing");
   g_assert_nonnull (gpu);
+  /* Which unwinder took the stacks: libunwind where the probe could open
+   * it, else glibc's backtrace() and why. */
+  g_autofree char *unwinder = meta (db, "stack_unwinder");
+  g_assert_nonnull (unwinder);
+  void *libunwind = dlopen ("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (libunwind != NULL)
+    {
+      dlclose (libunwind);
+      g_assert_cmpstr (unwinder, ==, "libunwind");
+    }
+  else
+    g_assert_true (g_str_has_prefix (unwinder, "backtrace: "));
   sqlite3_close (db);
   run_clear (&r);
   rm_rf (dir);

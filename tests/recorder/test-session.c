@@ -347,6 +347,80 @@ test_cuda_correlation (void)
   g_rmdir (dir);
 }
 
+/* Writes a LAZY_CLONE event at @time_ns into @ring, followed by the
+ * blob @type with @body (@size bytes). */
+static void
+write_clone_with_blob (CowscopeRing *ring, int64_t time_ns, uint32_t type, const void *body,
+                       size_t size)
+{
+  CowTraceEvent e = { .type = COW_EVENT_LAZY_CLONE, .pid = (uint32_t) getpid (),
+                      .tid = (uint32_t) gettid (), .time_ns = time_ns };
+  g_assert_true (cowscope_ring_write_event (ring, &e));
+  uint8_t *p = cowscope_ring_reserve (ring, COWSCOPE_RING_KIND_BLOB,
+                                      sizeof (CowscopeRingBlobHeader) + size);
+  g_assert_nonnull (p);
+  CowscopeRingBlobHeader bh = { type, 0 };
+  memcpy (p, &bh, sizeof bh);
+  memcpy (p + sizeof bh, body, size);
+  cowscope_ring_commit (ring);
+}
+
+/* The probe's interned stacks: a STACK_DEF gives its key's frames, a
+ * later STACK_REF with that key the same stack; a REF to a key the ring
+ * never defined is malformed and leaves its event without a stack. */
+static void
+test_stack_keys (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("cowscope-test-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "s.cowscope", NULL);
+  GError *error = NULL;
+  CowError err = { 0 };
+  CowscopeSessionWriter *w = cowscope_session_writer_create (path, TRUE, &error);
+  g_assert_no_error (error);
+  CowscopeCollector *c = cowscope_collector_new (w, TRUE);
+  CowscopeRing *ring = cowscope_ring_new (1 << 16, COWSCOPE_RING_BLOCK, &err);
+  g_assert_nonnull (ring);
+  CowscopeRing *reader = cowscope_ring_map_fd (cowscope_ring_get_fd (ring), &err);
+  g_assert_nonnull (reader);
+  uint32_t pid = (uint32_t) getpid ();
+  CowscopeProcessIdentity id = { .pid = pid, .ppid = (uint32_t) getppid (),
+                                 .exe = "/proc/self/exe", .cmdline = "test", .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
+  cowscope_collector_add_ring (c, pid, (uint32_t) gettid (), "test", reader);
+
+  struct {
+    CowscopeStackDefBlob def;
+    uint64_t frames[2];
+  } def = { { 100, COW_EVENT_LAZY_CLONE, 2, 7 }, { 0x1000, 0x2000 } };
+  write_clone_with_blob (ring, 100, COWSCOPE_RING_BLOB_STACK_DEF, &def, sizeof def);
+  CowscopeStackRefBlob ref = { 200, COW_EVENT_LAZY_CLONE, 0, 7 };
+  write_clone_with_blob (ring, 200, COWSCOPE_RING_BLOB_STACK_REF, &ref, sizeof ref);
+  CowscopeStackRefBlob stray = { 300, COW_EVENT_LAZY_CLONE, 0, 9 };
+  write_clone_with_blob (ring, 300, COWSCOPE_RING_BLOB_STACK_REF, &stray, sizeof stray);
+  cowscope_ring_finish (ring);
+
+  CowscopeCollectorTotals t;
+  cowscope_collector_process_end (c, pid, 400, "exited", 0, -1);
+  g_assert_true (cowscope_collector_finish (c, &t, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (t.malformed, ==, 1);
+  w = cowscope_collector_get_writer (c);
+  g_assert_true (cowscope_session_writer_commit (w, &error));
+  sqlite3 *db = cowscope_session_writer_get_db (w);
+  g_autofree char *by_time = g_strdup_printf ("SELECT count(*) FROM events WHERE type = %d",
+                                              COW_EVENT_LAZY_CLONE);
+  g_assert_cmpint (query_int (db, by_time), ==, 3);
+  int64_t first = query_int (db, "SELECT stack_id FROM events WHERE ts = 100");
+  g_assert_cmpint (first, >, 0);
+  g_assert_cmpint (query_int (db, "SELECT stack_id FROM events WHERE ts = 200"), ==, first);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM events WHERE ts = 300"
+                                  " AND stack_id IS NULL"), ==, 1);
+  cowscope_collector_free (c);
+  cowscope_ring_free (ring);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -356,5 +430,6 @@ main (int argc, char **argv)
   g_test_add_func ("/recorder/session/cuda-correlation", test_cuda_correlation);
   g_test_add_func ("/recorder/session/existing-file", test_existing_file);
   g_test_add_func ("/recorder/session/discard-leaves-nothing", test_discard_leaves_nothing);
+  g_test_add_func ("/recorder/session/stack-keys", test_stack_keys);
   return g_test_run ();
 }
