@@ -16,6 +16,10 @@ struct _CowscopeExplanationPanel {
 
   CowscopeViewState *state;
   gulong selected_handler;
+  gulong highlights_handler;
+  /* Objects were highlighted (an objects table row, say) while the
+   * explanation loaded: a newer choice than the selection it explains. */
+  gboolean highlighted_since_selected;
   GCancellable *cancellable;
   CowscopeCopyExplanation *explanation;
   GString *text; /* the story as plain text */
@@ -328,9 +332,14 @@ show_explanation (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex)
     tell_violation (self, ex);
   gtk_stack_set_visible_child_name (self->stack, "story");
 
-  guint n;
-  const CowscopeObjectRef *refs = cowscope_copy_explanation_get_highlights (ex, &n);
-  cowscope_view_state_set_highlights (self->state, refs, n);
+  if (!self->highlighted_since_selected)
+    {
+      guint n;
+      const CowscopeObjectRef *refs = cowscope_copy_explanation_get_highlights (ex, &n);
+      g_signal_handler_block (self->state, self->highlights_handler);
+      cowscope_view_state_set_highlights (self->state, refs, n);
+      g_signal_handler_unblock (self->state, self->highlights_handler);
+    }
 
   /* The chain from the lazy clone to the end of the copy, with margins. */
   gint64 end = cowscope_copy_explanation_get_end_ns (ex);
@@ -394,6 +403,15 @@ explained_cb (GObject *source, GAsyncResult *result, gpointer user_data)
   set_ready (self, TRUE);
 }
 
+/* The highlights changed: while an explanation loads, someone chose
+ * them after the selection it explains, and they stay. */
+static void
+highlights_changed_cb (CowscopeViewState *state, CowscopeExplanationPanel *self)
+{
+  if (!self->ready)
+    self->highlighted_since_selected = TRUE;
+}
+
 /* The selected event changed: explain it (or show the empty state). */
 static void
 selected_changed_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeExplanationPanel *self)
@@ -415,6 +433,7 @@ selected_changed_cb (CowscopeViewState *state, GParamSpec *pspec, CowscopeExplan
       return;
     }
   self->cancellable = g_cancellable_new ();
+  self->highlighted_since_selected = FALSE;
   set_ready (self, FALSE);
   cowscope_copy_explanation_new_async (cowscope_view_state_get_document (state), seq,
                                        self->cancellable, explained_cb, g_object_ref (self));
@@ -528,6 +547,7 @@ cowscope_explanation_panel_set_view_state (CowscopeExplanationPanel *self, Cowsc
   if (self->state != NULL)
     {
       g_clear_signal_handler (&self->selected_handler, self->state);
+      g_clear_signal_handler (&self->highlights_handler, self->state);
       g_clear_object (&self->state);
     }
   if (state != NULL)
@@ -535,6 +555,8 @@ cowscope_explanation_panel_set_view_state (CowscopeExplanationPanel *self, Cowsc
       self->state = g_object_ref (state);
       self->selected_handler = g_signal_connect (state, "notify::selected-seq",
                                                  G_CALLBACK (selected_changed_cb), self);
+      self->highlights_handler = g_signal_connect (state, "highlights-changed",
+                                                   G_CALLBACK (highlights_changed_cb), self);
       selected_changed_cb (state, NULL, self);
     }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW_STATE]);

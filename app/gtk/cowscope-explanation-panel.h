@@ -5,7 +5,8 @@
  * a worker thread and tells its causal chain as a vertical story (the lazy
  * clone and its stack, the write that triggered the copy and its stack,
  * copy or steal and why, the bytes, the lock wait, the CUDA copy), sets
- * the view state's highlights to the objects involved and moves the
+ * the view state's highlights to the objects involved (unless objects
+ * were highlighted while it loaded: that choice is newer) and moves the
  * cursor and the visible window to show it.  A stack frame click copies
  * "file:line" to the clipboard and opens the file when it exists here.
  */

@@ -209,7 +209,7 @@ cowscope_range_summary_view_class_init (CowscopeRangeSummaryViewClass *klass)
   object_class->dispose = cowscope_range_summary_view_dispose;
   object_class->finalize = cowscope_range_summary_view_finalize;
   object_class->get_property = cowscope_range_summary_view_get_property;
-  properties[PROP_READY] = g_param_spec_boolean ("ready", NULL, NULL, TRUE,
+  properties[PROP_READY] = g_param_spec_boolean ("ready", NULL, NULL, FALSE,
                                                  G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   gtk_widget_class_set_layout_manager_type (GTK_WIDGET_CLASS (klass), GTK_TYPE_BIN_LAYOUT);
@@ -328,7 +328,10 @@ gboolean
 cowscope_range_summary_view_get_ready (CowscopeRangeSummaryView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_RANGE_SUMMARY_VIEW (self), FALSE);
-  return self->cancellable == NULL;
+  /* Without a view state the window has not handed it the session yet
+   * (the panels wait for the timeline's first exact frame): a range
+   * selected meanwhile is summed once it has. */
+  return self->state != NULL && self->cancellable == NULL;
 }
 
 GListModel *

@@ -25,7 +25,8 @@ void cowscope_range_summary_view_set_view_state (CowscopeRangeSummaryView *self,
 void cowscope_range_summary_view_set_grouping (CowscopeRangeSummaryView *self,
                                                CowscopeRangeGrouping grouping);
 CowscopeRangeGrouping cowscope_range_summary_view_get_grouping (CowscopeRangeSummaryView *self);
-/* TRUE when no computation is running (property "ready"). */
+/* TRUE when it has a view state and no computation is running
+ * (property "ready"). */
 gboolean cowscope_range_summary_view_get_ready (CowscopeRangeSummaryView *self);
 /* The rows as shown (sorted by the chosen column). */
 GListModel *cowscope_range_summary_view_get_rows (CowscopeRangeSummaryView *self);

@@ -510,6 +510,24 @@ test_explanation (void)
   g_free (text);
   text = cowscope_explanation_panel_dup_text (panel);
   g_assert_nonnull (strstr (text, "Stole the bytes"));
+
+  /* Objects highlighted while an explanation loads (an objects table
+   * row, say) are a newer choice than the selection it explains: they
+   * stay when it arrives.  The highlight is set before the main loop
+   * runs again, so always before the explanation's completion. */
+  const CowscopeObjectRef *stolen =
+    cowscope_copy_explanation_get_highlights (cowscope_explanation_panel_get_explanation (panel), &n);
+  g_assert_cmpuint (n, >, 0);
+  CowscopeObjectRef chosen = stolen[0];
+  cowscope_view_state_set_selected_seq (state, info.copy_seq);
+  cowscope_view_state_set_highlights (state, &chosen, 1);
+  g_assert_false (cowscope_explanation_panel_get_ready (panel));
+  g_assert_true (gui_test_wait_until (panel_ready, panel, 30));
+  g_assert_cmpint (cowscope_copy_explanation_get_seq (cowscope_explanation_panel_get_explanation (panel)),
+                   ==, info.copy_seq);
+  const CowscopeObjectRef *shown = cowscope_view_state_get_highlights (state, &n);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_true (shown[0].kind == chosen.kind && shown[0].pid == chosen.pid && shown[0].id == chosen.id);
   gtk_window_destroy (window);
 }
 

@@ -12,6 +12,7 @@
 #include "gui-test-support.h"
 #include "cowscope-application.h"
 #include "cowscope-copy-explanation.h"
+#include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-window.h"
@@ -35,6 +36,21 @@ static CowscopeViewState *
 state (void)
 {
   return cowscope_window_get_view_state (window);
+}
+
+/* The first widget of @type under @root, or NULL. */
+static GtkWidget *
+find_widget (GtkWidget *root, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
 }
 
 /* True once the window shows a loaded session. */
@@ -223,6 +239,18 @@ zoom_on_materialization (gint64 seq, gint64 *begin, gint64 *end)
   g_assert_not_reached ();
 }
 
+/* True once the explanation panel @data shows the selected event's
+ * explanation. */
+static gboolean
+click_explained (gpointer data)
+{
+  CowscopeExplanationPanel *panel = data;
+  CowscopeCopyExplanation *ex = cowscope_explanation_panel_get_explanation (panel);
+  return cowscope_explanation_panel_get_view_state (panel) == state ()
+         && cowscope_explanation_panel_get_ready (panel) && ex != NULL
+         && cowscope_copy_explanation_get_seq (ex) == cowscope_view_state_get_selected_seq (state ());
+}
+
 /* A click on a materialization selects its seq and puts the cursor on
  * it; a click on empty space moves only the cursor. */
 static void
@@ -241,6 +269,13 @@ test_click (void)
   g_assert_cmpint (cursor, >=, begin);
   g_assert_cmpint (cursor, <=, end);
   wait_frame ();
+  /* The explanation panel (it follows the session once the timeline is
+   * exact) explains the click and highlights the copy's objects; the
+   * tests after this one highlight objects of their own. */
+  CowscopeExplanationPanel *panel =
+    COWSCOPE_EXPLANATION_PANEL (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_EXPLANATION_PANEL));
+  g_assert_nonnull (panel);
+  g_assert_true (gui_test_wait_until (click_explained, panel, 30));
 
   /* Empty space: the first counter lane holds no events. */
   int cy, ch;
@@ -613,21 +648,6 @@ test_damaged_chunk (void)
   gtk_window_destroy (GTK_WINDOW (w));
   gui_test_spin (50);
   g_unlink (bad);
-}
-
-/* The first widget of @type under @root, or NULL. */
-static GtkWidget *
-find_widget (GtkWidget *root, GType type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
-    return root;
-  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_widget (c, type);
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
 }
 
 typedef struct {
