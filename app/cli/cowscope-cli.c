@@ -16,6 +16,7 @@
 #include "cowscope-recorder.h"
 #include "cowscope-session-finalize.h"
 
+#include "cowscope-cli-args.h"
 #include "cowscope-cli-commands.h"
 
 #define EXIT_RUNTIME 1
@@ -51,7 +52,8 @@ usage_error (const char *fmt, ...)
   va_start (ap, fmt);
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  g_printerr ("cowscope-cli: %s\n%s", msg, usage_text);
+  cowscope_cli_print_error (stderr, NULL, "%s", msg);
+  g_printerr ("%s", usage_text);
   return EXIT_USAGE;
 }
 
@@ -153,14 +155,14 @@ cmd_record (int argc, char **argv)
   CowscopeRecordResult result;
   if (!cowscope_record (&options, &result, &error))
     {
-      g_printerr ("cowscope-cli: %s\n", error->message);
+      cowscope_cli_print_error (stderr, NULL, "%s", error->message);
       cowscope_record_result_clear (&result);
       return EXIT_RUNTIME;
     }
   char end[128];
-  g_printerr ("cowscope-cli: recorded %s: %" G_GUINT64_FORMAT " records stored, %" G_GUINT64_FORMAT
+  cowscope_cli_print_error (stderr, NULL, "recorded %s: %" G_GUINT64_FORMAT " records stored, %" G_GUINT64_FORMAT
               " dropped (of %" G_GUINT64_FORMAT " produced) from %" G_GUINT64_FORMAT
-              " process%s; the target %s%s.\n",
+              " process%s; the target %s%s.",
               result.session_path, result.totals.stored, result.totals.dropped,
               result.totals.produced, result.processes, result.processes == 1 ? "" : "es",
               describe_end (&result, end, sizeof end),

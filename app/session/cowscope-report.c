@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-text.h"
+
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_NOT_FINALIZED    "%s was not finalized (the recorder stopped before the end of the recording): figures come from the raw events and may be incomplete; run 'cowscope-cli finalize %s' to finish it"
 #define MSG_DROPPED          "WARNING: %" G_GINT64_FORMAT " events were DROPPED (ring full): every figure below undercounts; record with --block to lose nothing"
@@ -956,8 +958,69 @@ append_target (GString *out, JsonObject *report)
   g_string_append_c (out, '\n');
 }
 
+/* A copy of @node whose strings are escaped for a terminal
+ * (cowscope-text.h): the session's names, paths and command lines reach
+ * the text report only through it. */
+static JsonNode *
+escaped_copy (JsonNode *node)
+{
+  JsonNode *copy;
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        JsonObject *escaped = json_object_new ();
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+
+        json_object_iter_init (&iter, object);
+        while (json_object_iter_next (&iter, &name, &member))
+          json_object_set_member (escaped, name, escaped_copy (member));
+        copy = json_node_init_object (json_node_alloc (), escaped);
+        json_object_unref (escaped);
+        return copy;
+      }
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        JsonArray *escaped = json_array_sized_new (json_array_get_length (array));
+
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          json_array_add_element (escaped, escaped_copy (json_array_get_element (array, i)));
+        copy = json_node_init_array (json_node_alloc (), escaped);
+        json_array_unref (escaped);
+        return copy;
+      }
+    case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING)
+        {
+          g_autofree char *text = cowscope_text_escape (json_node_get_string (node));
+          return json_node_init_string (json_node_alloc (), text);
+        }
+      return json_node_copy (node);
+    case JSON_NODE_NULL:
+    default:
+      return json_node_copy (node);
+    }
+}
+
+static char *format_safe_text (JsonObject *report);
+
 char *
 cowscope_report_format_text (JsonObject *report)
+{
+  g_autoptr (JsonNode) root = json_node_init_object (json_node_alloc (), report);
+  g_autoptr (JsonNode) safe = escaped_copy (root);
+
+  return format_safe_text (json_node_get_object (safe));
+}
+
+/* The text of @report, whose strings are already escaped. */
+static char *
+format_safe_text (JsonObject *report)
 {
   GString *out = g_string_new (NULL);
   JsonObject *session = json_object_get_object_member (report, "session");

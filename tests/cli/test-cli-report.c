@@ -1,5 +1,6 @@
 /* test-cli-report.c — `cowscope-cli report`: numbers, text, budgets, errors. */
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "cli-fixture.h"
@@ -350,6 +351,74 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   assert_bad_input (f->path, "is damaged");
 }
 
+/* Item 7 of issue 11: names, paths and command lines from a session reach
+ * the text report and the tool's messages with their control characters
+ * escaped: a newline cannot forge a line, an ESC never reaches the
+ * terminal.  JSON keeps the exact strings. */
+#define FORGED_NAME "weights\n!! WARNING: forged\x1b[31m\xe2\x80\xae"
+#define FORGED_COMMAND "train\x1b]0;pwned\x07\r\nDuration:   forged"
+
+static void
+assert_no_control_characters (const char *text)
+{
+  for (const char *p = text; *p != '\0'; p++)
+    if (*p != '\n')
+      g_assert_false (g_ascii_iscntrl (*p));
+  g_assert_null (strstr (text, "\xe2\x80\xae"));
+}
+
+static void
+test_control_characters (Fixture *f, gconstpointer data)
+{
+  g_autofree char *odd_path = g_build_filename (f->dir, "s\nSession:    forged\x1b[2J.cowscope",
+                                                NULL);
+  g_autofree char *missing = g_build_filename (f->dir, "gone\x1b[2J\nforged.cowscope", NULL);
+  g_autofree char *sql = g_strdup_printf (
+    "UPDATE tensors SET name = '%s' WHERE name = 'weights';"
+    "UPDATE meta SET value = '%s' WHERE key = 'command';", FORGED_NAME, FORGED_COMMAND);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  (void) data;
+  cli_fixture_exec (f->path, sql);
+  g_assert_cmpint (g_rename (f->path, odd_path), ==, 0);
+  g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", odd_path, NULL),
+                   ==, 0);
+  assert_no_control_characters (out);
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_assert_false (g_str_has_prefix (lines[i], "!! WARNING: forged"));
+      g_assert_false (g_str_has_prefix (lines[i], "Duration:   forged"));
+      g_assert_false (g_str_has_prefix (lines[i], "Session:    forged"));
+    }
+  g_assert_nonnull (strstr (out, "\"weights\\n!! WARNING: forged\\x1b[31m\\u202e\""));
+  g_assert_nonnull (strstr (out, "Target:     train\\x1b]0;pwned\\x07\\r\\nDuration:   forged"));
+  g_assert_nonnull (strstr (out, "Session:    " ));
+  g_assert_nonnull (strstr (out, "s\\nSession:    forged\\x1b[2J.cowscope"));
+
+  /* JSON carries the exact strings (json-glib escapes them). */
+  {
+    g_autoptr (JsonObject) report = report_json (odd_path);
+    JsonArray *violations = json_object_get_array_member (report, "violations");
+    JsonObject *v = json_array_get_object_element (violations, 0);
+    g_assert_cmpstr (json_object_get_string_member (v, "writer_name"), ==, FORGED_NAME);
+    g_assert_cmpstr (json_object_get_string_member (
+                       json_object_get_object_member (report, "target"), "command"),
+                     ==, FORGED_COMMAND);
+  }
+
+  /* The tool's messages quote file names escaped too. */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", missing, NULL),
+                   ==, 1);
+  assert_no_control_characters (err);
+  g_assert_nonnull (strstr (err, "gone\\x1b[2J\\nforged.cowscope"));
+  g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -365,6 +434,7 @@ main (int argc, char **argv)
   ADD ("/cli/report/bad-fail-if-is-usage-error", FINALIZED, test_bad_fail_if_is_usage);
   ADD ("/cli/report/usage-errors", FINALIZED, test_usage_errors);
   ADD ("/cli/report/bad-inputs", NULL, test_bad_inputs);
+  ADD ("/cli/report/control-characters", FINALIZED, test_control_characters);
 #undef ADD
   g_test_add_func ("/cli/report/budget-parse", test_budget_parse);
 
