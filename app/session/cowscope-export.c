@@ -11,6 +11,7 @@
 #include <gio/gio.h>
 
 #include "cowscope-format-counters.h"
+#include "cowscope-format-output.h"
 #include "cowscope-output.h"
 
 /* User-visible strings (untranslated for now), in one place. */
@@ -22,6 +23,16 @@
 #define MSG_MOVE           "cannot move the output into place as %s: %s"
 #define MSG_SQLITE_WRITE   "cannot write %s: %s"
 #define MSG_CANCELLED      "the export was cancelled"
+#define MSG_ROLE_SESSION   "the session"
+
+/* FALSE with @error when writing @path would overwrite the session that
+ * @session reads (cowscope-format-output.h). */
+static gboolean
+check_not_input (CowscopeSessionTables *session, const char *path, GError **error)
+{
+  return cowscope_format_check_output (path, cowscope_session_tables_get_path (session),
+                                       MSG_ROLE_SESSION, error);
+}
 
 /* ---- progress ------------------------------------------------------------ */
 
@@ -626,7 +637,8 @@ cowscope_export_chrome (CowscopeSessionTables *session, const char *path,
   const char *command = cowscope_session_tables_get_meta (session, "command");
   gboolean ok;
 
-  if (!session_span (session, &trace.base, &trace.end, error))
+  if (!check_not_input (session, path, error)
+      || !session_span (session, &trace.base, &trace.end, error))
     return FALSE;
   cuda_sql = g_strdup_printf (cuda_sql_format,
                               cowscope_session_tables_has_column (session, "cuda_activity", "name_id")
@@ -813,6 +825,8 @@ cowscope_export_csv (CowscopeSessionTables *session, const char *path,
   sqlite3_stmt *stmt;
   int rc;
 
+  if (!check_not_input (session, path, error))
+    return FALSE;
   if (stat (path, &st) == 0)
     {
       if (!S_ISDIR (st.st_mode))
@@ -877,6 +891,12 @@ cowscope_export_csv (CowscopeSessionTables *session, const char *path,
             break;
           }
       g_ptr_array_add (files, name);
+      /* The session itself may sit in the directory under a table's name. */
+      {
+        g_autofree char *destination = g_build_filename (path, name, NULL);
+        if (!check_not_input (session, destination, error))
+          goto fail;
+      }
       file = g_build_filename (tmp, name, NULL);
       out = cowscope_output_open (file, FALSE, error);
       if (out == NULL)
@@ -948,6 +968,8 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
   struct stat st;
   int fd, rc;
 
+  if (!check_not_input (session, path, error))
+    return FALSE;
   if (stat (path, &st) == 0)
     {
       if (S_ISDIR (st.st_mode))

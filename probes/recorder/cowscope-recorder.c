@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cowscope-format-output.h"
 #include "cowscope-probe-path.h"
 #include "cowscope-protocol.h"
 #include "cowscope-session-finalize.h"
@@ -493,6 +494,11 @@ cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, G
     return FALSE;
 
   result->session_path = o->output ? g_strdup (o->output) : default_output (o->argv[0]);
+  /* `record -o PROGRAM --force -- PROGRAM` would delete the program. */
+  if (!cowscope_format_check_output (result->session_path, program, "the program to record",
+                                     error)
+      || !cowscope_format_check_output (result->session_path, probe, "the probe library", error))
+    return FALSE;
   writer = cowscope_session_writer_create (result->session_path, o->force, error);
   if (!writer)
     return FALSE;

@@ -534,6 +534,91 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
 }
 
+/* The session's bytes, to show it was not touched. */
+static GBytes *
+file_bytes (const char *path)
+{
+  char *contents = NULL;
+  gsize length = 0;
+
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  return g_bytes_new_take (contents, length);
+}
+
+/* `export` refused to write @out because it is the session @input (by
+ * @how): exit 1, one line that says so, the session byte for byte as it
+ * was, no partial output left in @dir. */
+static void
+assert_refused_as_input (const char *input, const char *format, const char *out,
+                         const char *how, const char *dir)
+{
+  g_autoptr (GBytes) before = file_bytes (input);
+  g_autoptr (GBytes) after = NULL;
+  g_autofree char *err = NULL;
+
+  g_test_message ("export %s --format %s -o %s --force", input, format, out);
+  g_assert_cmpint (export (input, format, out, TRUE, &err), ==, 1);
+  assert_one_line (err, "would overwrite the session");
+  g_assert_nonnull (strstr (err, how));
+  g_assert_nonnull (strstr (err, "nothing was written"));
+  after = file_bytes (input);
+  g_assert_true (g_bytes_equal (before, after));
+  g_assert_cmpuint (cli_fixture_count_partial (dir), ==, 0);
+}
+
+/* Item 3 of issue 11: `export FILE -o FILE --force` replaced the session
+ * with its export.  Every format refuses an output that is its input, by
+ * any path. */
+static void
+test_output_is_input (Fixture *f, gconstpointer data)
+{
+  const char *formats[] = { "chrome", "csv", "sqlite" };
+  g_autofree char *sub = g_build_filename (f->dir, "sub", NULL);
+  g_autofree char *dotted = g_build_filename (sub, "..", "s.cowscope", NULL);
+  g_autofree char *hard = g_build_filename (f->dir, "hard.cowscope", NULL);
+  g_autofree char *soft = g_build_filename (f->dir, "soft.cowscope", NULL);
+  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
+  g_autofree char *journal = g_strconcat (dotted, "-journal", NULL);
+
+  (void) data;
+  g_assert_cmpint (g_mkdir (sub, 0755), ==, 0);
+  g_assert_cmpint (link (f->path, hard), ==, 0);
+  g_assert_cmpint (symlink ("s.cowscope", soft), ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      assert_refused_as_input (f->path, formats[i], f->path, "(the same file)", f->dir);
+      assert_refused_as_input (f->path, formats[i], dotted, "(the same file)", f->dir);
+      assert_refused_as_input (f->path, formats[i], hard, "(a hard link to it)", f->dir);
+      assert_refused_as_input (f->path, formats[i], soft, "(a symbolic link to it)", f->dir);
+      assert_refused_as_input (soft, formats[i], f->path, "(the file it links to)", f->dir);
+      assert_refused_as_input (f->path, formats[i], wal, "(its write-ahead log)", f->dir);
+      assert_refused_as_input (f->path, formats[i], journal, "(its rollback journal)", f->dir);
+      g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+    }
+  /* Another file still works, through the same links' directory. */
+  g_assert_cmpint (export (soft, "chrome", f->out, TRUE, NULL), ==, 0);
+}
+
+/* A CSV export writes TABLE.csv files into its directory: a session kept
+ * there under a table's name is an input too. */
+static void
+test_csv_over_input (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out_dir = g_build_filename (f->dir, "tables", NULL);
+  g_autofree char *inside = g_build_filename (out_dir, "events.csv", NULL);
+  g_autofree char *meta = g_build_filename (out_dir, "meta.csv", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  (void) data;
+  g_assert_cmpint (g_mkdir (out_dir, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (inside, contents, length, NULL));
+  assert_refused_as_input (inside, "csv", out_dir, "(the same file)", out_dir);
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+  g_assert_false (g_file_test (meta, G_FILE_TEST_EXISTS));
+}
+
 static void
 test_usage_errors (Fixture *f, gconstpointer data)
 {
@@ -644,6 +729,9 @@ main (int argc, char **argv)
   ADD ("/cli/export/full-disk", FINALIZED, test_full_disk);
   ADD ("/cli/export/read-only-directory", FINALIZED, test_read_only_directory);
   ADD ("/cli/export/bad-inputs", FINALIZED, test_bad_inputs);
+  ADD ("/cli/export/output-is-input", FINALIZED, test_output_is_input);
+  ADD ("/cli/export/output-is-input-not-finalized", NOT_FINALIZED, test_output_is_input);
+  ADD ("/cli/export/csv-over-input", FINALIZED, test_csv_over_input);
   ADD ("/cli/export/usage-errors", FINALIZED, test_usage_errors);
   ADD ("/cli/export/progress-and-cancel", FINALIZED, test_progress_and_cancel);
 #undef ADD
