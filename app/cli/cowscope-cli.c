@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "cowscope-recorder.h"
-#include "cowscope-session-finalize.h"
 
 #include "cowscope-cli-args.h"
 #include "cowscope-cli-commands.h"
@@ -175,28 +174,6 @@ cmd_record (int argc, char **argv)
   return 0;
 }
 
-static int
-cmd_finalize (int argc, char **argv)
-{
-  if (argc == 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
-    {
-      g_print ("Usage: cowscope-cli finalize FILE\n\n"
-               "Completes a session whose recorder was killed before it finished:\n"
-               "builds the derived tables, indexes and checkpoints.\n");
-      return 0;
-    }
-  if (argc != 2 || argv[1][0] == '-')
-    return usage_error ("finalize: expected exactly one session FILE");
-  g_autoptr (GError) error = NULL;
-  if (!cowscope_session_finalize_file (argv[1], &error))
-    {
-      g_printerr ("cowscope-cli: %s\n", error->message);
-      return EXIT_RUNTIME;
-    }
-  g_printerr ("cowscope-cli: finalized %s\n", argv[1]);
-  return 0;
-}
-
 int
 main (int argc, char **argv)
 {
@@ -216,7 +193,7 @@ main (int argc, char **argv)
   if (strcmp (cmd, "record") == 0)
     return cmd_record (argc - 1, argv + 1);
   if (strcmp (cmd, "finalize") == 0)
-    return cmd_finalize (argc - 1, argv + 1);
+    return cowscope_cli_finalize (argc - 1, argv + 1);
   if (strcmp (cmd, "report") == 0)
     return cowscope_cli_report (argc - 1, argv + 1);
   if (strcmp (cmd, "export") == 0)

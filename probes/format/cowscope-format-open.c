@@ -60,13 +60,34 @@ cowscope_format_meta_text (sqlite3 *db, const char *key)
   return value;
 }
 
+/* Sets @error for a session that is not a regular file (@st). */
+static void
+set_not_regular (GError **error, const char *path, const struct stat *st)
+{
+  if (S_ISDIR (st->st_mode))
+    g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_FOUND,
+                 _("cannot open %s: it is a directory, not a session file"), path);
+  else
+    g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_SESSION,
+                 _("not a Cowscope session: %s is not a regular file (%s)"), path,
+                 S_ISFIFO (st->st_mode)  ? _("a named pipe")
+                 : S_ISSOCK (st->st_mode) ? _("a socket")
+                 : S_ISCHR (st->st_mode)  ? _("a character device")
+                 : S_ISBLK (st->st_mode)  ? _("a block device")
+                                          : _("not a file"));
+}
+
 /* Checks that @path is a regular file that starts like an SQLite
  * database and is not shorter than the page count its header promises,
- * before SQLite sees it. */
+ * before SQLite sees it.  A FIFO, socket or device is refused from its
+ * stat() alone: opening one can block (a FIFO waits for a writer) or act
+ * (some devices do something when opened).  The open itself does not
+ * block (O_NONBLOCK) and is checked again with fstat(), should the path
+ * have been replaced in between. */
 static gboolean
 check_file (const char *path, GError **error)
 {
-  struct stat st;
+  struct stat st, opened = { 0 };
   if (stat (path, &st) != 0)
     {
       int saved = errno;
@@ -74,19 +95,12 @@ check_file (const char *path, GError **error)
                    _("cannot open %s: %s"), path, g_strerror (saved));
       return FALSE;
     }
-  if (S_ISDIR (st.st_mode))
-    {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_FOUND,
-                   _("cannot open %s: it is a directory, not a session file"), path);
-      return FALSE;
-    }
   if (!S_ISREG (st.st_mode))
     {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_SESSION,
-                   _("not a Cowscope session: %s is not a regular file"), path);
+      set_not_regular (error, path, &st);
       return FALSE;
     }
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     {
       int saved = errno;
@@ -94,6 +108,13 @@ check_file (const char *path, GError **error)
                    _("cannot open %s: %s"), path, g_strerror (saved));
       return FALSE;
     }
+  if (fstat (fd, &opened) != 0 || !S_ISREG (opened.st_mode))
+    {
+      set_not_regular (error, path, &opened);
+      close (fd);
+      return FALSE;
+    }
+  st = opened;
   unsigned char header[100];
   ssize_t n;
   do
