@@ -34,6 +34,16 @@ check_not_input (CowscopeSessionTables *session, const char *path, GError **erro
                                        MSG_ROLE_SESSION, error);
 }
 
+/* Every export reads (or copies) the whole session: the whole file is
+ * checked first, structure and values (cowscope-format-check.h), so that a
+ * damaged session is refused, never half written out. */
+static gboolean
+check_session (CowscopeSessionTables *session, const char *path, GError **error)
+{
+  return check_not_input (session, path, error)
+         && cowscope_session_tables_check (session, NULL, error);
+}
+
 /* ---- progress ------------------------------------------------------------ */
 
 typedef struct {
@@ -637,7 +647,7 @@ cowscope_export_chrome (CowscopeSessionTables *session, const char *path,
   const char *command = cowscope_session_tables_get_meta (session, "command");
   gboolean ok;
 
-  if (!check_not_input (session, path, error)
+  if (!check_session (session, path, error)
       || !session_span (session, &trace.base, &trace.end, error))
     return FALSE;
   cuda_sql = g_strdup_printf (cuda_sql_format,
@@ -825,7 +835,7 @@ cowscope_export_csv (CowscopeSessionTables *session, const char *path,
   sqlite3_stmt *stmt;
   int rc;
 
-  if (!check_not_input (session, path, error))
+  if (!check_session (session, path, error))
     return FALSE;
   if (stat (path, &st) == 0)
     {
@@ -968,7 +978,7 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
   struct stat st;
   int fd, rc;
 
-  if (!check_not_input (session, path, error))
+  if (!check_session (session, path, error))
     return FALSE;
   if (stat (path, &st) == 0)
     {

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
 #include "cowscope-text.h"
 
 /* User-visible strings (untranslated for now), in one place. */
@@ -13,6 +14,7 @@
 #define MSG_RECORDER_KILLED  "the recorder was killed; the session was finalized later"
 #define MSG_MALFORMED        "%" G_GINT64_FORMAT " records could not be read by the recorder"
 #define MSG_NO_STACK         "(no call stack)"
+#define MSG_BAD_TIMES        "%s is damaged: its first and last times (tables events, processes, cuda_activity) are not times in ns"
 
 static const char *const metric_names[] = {
   "lazy_clones",     /* lazy clones that shared storage */
@@ -39,6 +41,14 @@ static const char *const metric_names[] = {
   "threads",
   "duration_ns",
   NULL,
+};
+
+/* The tables the report reads whole, checked before their numbers are
+ * summed (cowscope-format-check.h).  `events` is read only for its first
+ * and last times, which build_time() checks itself. */
+static const char *const report_tables[] = {
+  "processes", "threads", "cuda_activity", "lazy_clones", "materializations", "stacks",
+  "stack_frames", "frames", "violations", "tensors", NULL,
 };
 
 typedef struct {
@@ -482,6 +492,16 @@ build_time (Report *report, GError **error)
       known = TRUE;
       start = sqlite3_column_int64 (stmt, 0);
       end = sqlite3_column_int64 (stmt, 1);
+      /* events is not checked whole (it is the largest table): its first
+       * and last times must be times. */
+      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
+          || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER || start < 0 || end < start
+          || end > COWSCOPE_FORMAT_MAX_TIME)
+        {
+          g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                       MSG_BAD_TIMES, cowscope_session_tables_get_path (report->session));
+          rc = -1;
+        }
     }
   sqlite3_finalize (stmt);
   if (rc < 0)
@@ -866,6 +886,8 @@ cowscope_report_build (CowscopeSessionTables *session, guint top, GError **error
 
   g_return_val_if_fail (session != NULL, NULL);
 
+  if (!cowscope_session_tables_check (session, report_tables, error))
+    return NULL;
   if (!cowscope_session_tables_is_finalized (session))
     {
       const char *path = cowscope_session_tables_get_path (session);

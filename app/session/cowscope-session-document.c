@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
 #include "cowscope-format-counters.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
@@ -753,7 +754,16 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
                                                         lane_build_free);
   LaneLoad lanes = { .db = db, .by_id = by_id, .cancellable = cancellable,
                      .progress = progress };
-  if (!load_meta (self, db, error) || !load_processes (self, db, error)
+  /* The values of the small tables read whole at load are checked
+   * (cowscope-format-check.h); their structure is not: quick_check reads
+   * every page of the chunks' BLOBs, seconds for a large session. */
+  static const char *const loaded_tables[] = {
+    "meta", "processes", "threads", "timeline_lanes", "timeline_chunks", "timeline_spans",
+    "timeline_counters", "ipc_refs", "ipc_blocks", NULL,
+  };
+  if (!cowscope_format_check_tables (db, self->path, loaded_tables, COWSCOPE_FORMAT_CHECK_VALUES,
+                                     error)
+      || !load_meta (self, db, error) || !load_processes (self, db, error)
       || !load_thread_names (self, db, error) || !load_bounds (self, db, error)
       || !load_lanes (self, &lanes, error) || !load_counters (self, db, error)
       || !cowscope_ipc_lanes_load (self, db, self->path, self->end_ns, self->lanes, error))

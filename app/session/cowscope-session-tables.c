@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-vocabulary.h"
@@ -60,6 +61,17 @@ cowscope_session_tables_query_int (CowscopeSessionTables *tables, const char *sq
     *value = sqlite3_column_int64 (stmt, 0);
   sqlite3_finalize (stmt);
   return rc >= 0;
+}
+
+gboolean
+cowscope_session_tables_check (CowscopeSessionTables *tables, const char *const *names,
+                               GError **error)
+{
+  if (names == NULL)
+    return cowscope_format_check_file (tables->db, tables->path, COWSCOPE_FORMAT_CHECK_ALL,
+                                       error);
+  return cowscope_format_check_tables (tables->db, tables->path, names, COWSCOPE_FORMAT_CHECK_ALL,
+                                       error);
 }
 
 gboolean
@@ -138,7 +150,10 @@ cowscope_session_tables_open (const char *path, GError **error)
       if (tables->db == NULL)
         return NULL;
     }
-  if (!load_meta (tables, error))
+  static const char *const meta[] = { "meta", NULL };
+  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
+                                     error)
+      || !load_meta (tables, error))
     return NULL;
   return g_steal_pointer (&tables);
 }

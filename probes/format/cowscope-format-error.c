@@ -5,6 +5,8 @@
 #include <glib/gi18n-lib.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
+
 G_DEFINE_QUARK (cowscope-session-error-quark, cowscope_session_error)
 
 void
@@ -26,24 +28,35 @@ cowscope_format_set_error (GError **error, sqlite3 *db, int rc, const char *path
                    _("not a Cowscope session: %s is not an SQLite database"), path);
       return;
     }
-  if (primary == SQLITE_CORRUPT || primary == SQLITE_IOERR || primary == SQLITE_ERROR)
+  /* A schema entry SQLite cannot parse: "malformed database schema (X) -
+   * unrecognized token: ..." quotes raw bytes of the schema; say which
+   * entry instead. */
+  const char *schema = strstr (message, "malformed database schema (");
+  if (schema != NULL)
     {
-      g_autofree char *finding = NULL;
-      sqlite3_stmt *stmt = NULL;
-      /* quick_check names the damage better than the failed query; a
-       * query that merely lacks a table or column (SQLITE_ERROR) says
-       * enough itself. */
-      if (db != NULL && primary != SQLITE_ERROR
-          && sqlite3_prepare_v2 (db, "PRAGMA quick_check (1)", -1, &stmt, NULL) == SQLITE_OK
-          && sqlite3_step (stmt) == SQLITE_ROW)
-        {
-          const char *text = (const char *) sqlite3_column_text (stmt, 0);
-          if (text != NULL && strcmp (text, "ok") != 0)
-            finding = g_strdup (text);
-        }
-      sqlite3_finalize (stmt);
+      const char *name = schema + strlen ("malformed database schema (");
+      const char *end = strchr (name, ')');
+      g_autofree char *entry = end != NULL ? g_utf8_make_valid (name, end - name) : NULL;
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                   _("%s is damaged: its schema cannot be read (the definition of '%s')"),
+                   path, entry != NULL ? entry : "?");
+      return;
+    }
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_IOERR)
+    {
+      /* quick_check, table by table, names the damage better than the
+       * query that met it. */
+      g_autofree char *finding = db != NULL ? cowscope_format_diagnose (db) : NULL;
       g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
                    _("%s is damaged: %s"), path, finding != NULL ? finding : message);
+      return;
+    }
+  if (primary == SQLITE_ERROR)
+    {
+      /* A query that lacks a table or column, or a sum that overflowed:
+       * SQLite's message says what. */
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                   _("%s is damaged: %s (%s)"), path, message, what);
       return;
     }
   g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,

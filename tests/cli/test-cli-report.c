@@ -351,6 +351,97 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   assert_bad_input (f->path, "is damaged");
 }
 
+/* Item 6 of issue 11: nbytes stored as REAL gave saved_bytes =
+ * -9223372036584808351 in `report --json`.  Every command that reads the
+ * numbers refuses the file, naming the table, the row and the column. */
+static void
+test_damaged_values (Fixture *f, gconstpointer data)
+{
+  const char *const *variant;
+  static const char *const variants[][2] = {
+    { "UPDATE materializations SET nbytes = 1e19 WHERE seq = 14",
+      "table 'materializations', row seq 14: nbytes is 1.0e+19, a real number" },
+    { "UPDATE materializations SET nbytes = 'many' WHERE seq = 17",
+      "table 'materializations', row seq 17: nbytes is 'many', text" },
+    { "UPDATE lazy_clones SET nbytes = -9223372036854775807 WHERE seq = 6",
+      "table 'lazy_clones', row seq 6: nbytes is -9223372036854775807" },
+    { "UPDATE threads SET produced = 9223372036854775807 WHERE tid = 100",
+      "table 'threads', row pid 100, tid 100: produced is 9223372036854775807" },
+    { "INSERT OR REPLACE INTO meta VALUES ('dropped', '-7')",
+      "table 'meta', key dropped: '-7' is not a count" },
+  };
+
+  (void) data;
+  for (gsize i = 0; i < G_N_ELEMENTS (variants); i++)
+    {
+      variant = variants[i];
+      unlink (f->path);
+      cli_fixture_write_session (f->path, TRUE, 0);
+      cli_fixture_exec (f->path, variant[0]);
+      g_test_message ("%s", variant[0]);
+      assert_bad_input (f->path, variant[1]);
+      {
+        g_autofree char *out = NULL;
+        g_autofree char *err = NULL;
+        g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", "--json",
+                                          f->path, NULL), ==, 1);
+        g_assert_cmpstr (out, ==, "");
+        g_assert_nonnull (strstr (err, " is damaged: "));
+        g_assert_nonnull (strstr (err, variant[1]));
+      }
+    }
+}
+
+/* Item 8 of issue 11: random bytes flipped gave `unrecognized token: ""`
+ * and a fragment of the schema.  Over many damaged copies, every refusal
+ * names the file and says what is wrong in the format's words. */
+static void
+test_flipped_bytes (Fixture *f, gconstpointer data)
+{
+  g_autofree char *contents = NULL;
+  g_autofree char *damaged = g_build_filename (f->dir, "damaged.cowscope", NULL);
+  gsize length = 0;
+  guint refused = 0;
+  static const char *const phrasings[] = {
+    " is damaged: ", "not a Cowscope session: ", " was written by a newer Cowscope",
+  };
+
+  (void) data;
+  unlink (f->path);
+  cli_fixture_write_session (f->path, TRUE, 600);
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, NULL));
+  for (guint seed = 1; seed <= 60; seed++)
+    {
+      g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+      g_autofree char *copy = g_memdup2 (contents, length);
+      g_autofree char *out = NULL;
+      g_autofree char *err = NULL;
+      /* The schema lives in the first pages: most flips land there. */
+      gsize span = MIN (length, seed % 2 ? 4096 : length);
+      for (guint k = 0; k < 1 + seed % 8; k++)
+        copy[g_rand_int_range (rand, 100, (gint32) span)] ^= (char) (1 << g_rand_int_range (rand, 0, 8));
+      g_assert_true (g_file_set_contents (damaged, copy, length, NULL));
+      int status = cli_fixture_run (cowscope_report_run, &out, &err, "report", "--json", damaged,
+                                    NULL);
+      if (status == 0)
+        continue;
+      refused++;
+      g_test_message ("seed %u: %s", seed, err);
+      g_assert_cmpint (status, ==, 1);
+      g_assert_null (strstr (err, "unrecognized token"));
+      g_assert_null (strstr (err, "syntax error"));
+      g_assert_null (strstr (err, "malformed database schema"));
+      g_assert_nonnull (strstr (err, damaged));
+      gboolean worded = FALSE;
+      for (gsize i = 0; i < G_N_ELEMENTS (phrasings); i++)
+        worded = worded || strstr (err, phrasings[i]) != NULL;
+      g_assert_true (worded);
+      g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+    }
+  /* The flips in the first page must have hit something. */
+  g_assert_cmpuint (refused, >=, 5);
+}
+
 /* Item 7 of issue 11: names, paths and command lines from a session reach
  * the text report and the tool's messages with their control characters
  * escaped: a newline cannot forge a line, an ESC never reaches the
@@ -435,6 +526,8 @@ main (int argc, char **argv)
   ADD ("/cli/report/usage-errors", FINALIZED, test_usage_errors);
   ADD ("/cli/report/bad-inputs", NULL, test_bad_inputs);
   ADD ("/cli/report/control-characters", FINALIZED, test_control_characters);
+  ADD ("/cli/report/damaged-values", FINALIZED, test_damaged_values);
+  ADD ("/cli/report/flipped-bytes", FINALIZED, test_flipped_bytes);
 #undef ADD
   g_test_add_func ("/cli/report/budget-parse", test_budget_parse);
 
