@@ -12,6 +12,7 @@
 #define MSG_HELP      "Usage: cowscope-cli finalize FILE\n\nCompletes a session whose recorder was killed before it finished:\nbuilds the derived tables, indexes and checkpoints.  The file is\nchecked before and after; what can be rebuilt from its events is\nrepaired, anything else is refused and the file left as it was.\n"
 #define MSG_ONE_FILE  "expected exactly one session FILE"
 #define MSG_FINALIZED "finalized %s"
+#define MSG_REPAIRED  "finalized %s after a repair: %s"
 
 int
 cowscope_finalize_run (int argc, char **argv, FILE *out, FILE *err)
@@ -29,12 +30,16 @@ cowscope_finalize_run (int argc, char **argv, FILE *out, FILE *err)
       return COWSCOPE_EXIT_USAGE;
     }
   g_autoptr (GError) error = NULL;
-  if (!cowscope_session_finalize_file (argv[1], &error))
+  g_autofree char *repaired = NULL;
+  if (!cowscope_session_finalize_file (argv[1], &repaired, &error))
     {
       cowscope_cli_print_error (err, NULL, "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
-  cowscope_cli_print_error (err, NULL, MSG_FINALIZED, argv[1]);
+  if (repaired != NULL)
+    cowscope_cli_print_error (err, NULL, MSG_REPAIRED, argv[1], repaired);
+  else
+    cowscope_cli_print_error (err, NULL, MSG_FINALIZED, argv[1]);
   return COWSCOPE_EXIT_OK;
 }
 

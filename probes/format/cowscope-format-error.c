@@ -66,6 +66,14 @@ cowscope_format_set_error (GError **error, sqlite3 *db, int rc, const char *path
 void
 cowscope_format_set_write_error (GError **error, sqlite3 *db, const char *path, const char *what)
 {
+  /* A write that failed because the file is damaged says so. */
+  int code = db != NULL ? sqlite3_extended_errcode (db) : SQLITE_NOMEM;
+  if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB
+      || (db != NULL && strstr (sqlite3_errmsg (db), "malformed database schema") != NULL))
+    {
+      cowscope_format_set_error (error, db, code, path, what);
+      return;
+    }
   int sys = db ? sqlite3_system_errno (db) : 0;
   const char *message = db ? sqlite3_errmsg (db) : sqlite3_errstr (SQLITE_NOMEM);
   if (db != NULL && sqlite3_errcode (db) == SQLITE_FULL && sys == 0)

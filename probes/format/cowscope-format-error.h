@@ -37,7 +37,8 @@ void cowscope_format_set_error (GError **error, sqlite3 *db, int rc, const char 
 
 /* Sets @error for a failed write to the session @path while doing @what
  * ("finalize"): "cannot finalize session 'PATH': No space left on device
- * (database or disk is full)" (FAILED). */
+ * (database or disk is full)" (FAILED); a write that failed on a damaged
+ * file is reported as cowscope_format_set_error() reports it (DAMAGED). */
 void cowscope_format_set_write_error (GError **error, sqlite3 *db, const char *path,
                                       const char *what);
 
