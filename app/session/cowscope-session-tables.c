@@ -1,6 +1,6 @@
 /* cowscope-session-tables.c — a session's tables for reports and exports
  * (see header). */
-#include "cowscope-session-tables.h"
+#include "cowscope-session-tables-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -150,6 +150,28 @@ cowscope_session_tables_open (const char *path, GError **error)
       if (tables->db == NULL)
         return NULL;
     }
+  static const char *const meta[] = { "meta", NULL };
+  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
+                                     error)
+      || !load_meta (tables, error))
+    return NULL;
+  return g_steal_pointer (&tables);
+}
+
+CowscopeSessionTables *
+cowscope_session_tables_new_for_db (sqlite3 *db, const char *path, GError **error)
+{
+  g_return_val_if_fail (db != NULL && path != NULL, NULL);
+  g_autoptr (CowscopeSessionTables) tables = g_new0 (CowscopeSessionTables, 1);
+  tables->db = db;
+  tables->path = g_strdup (path);
+  tables->finalized = TRUE;
+  tables->meta = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  tables->enums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                         (GDestroyNotify) g_hash_table_unref);
+  tables->fallback_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *version = cowscope_format_meta_text (db, "schema_version");
+  tables->schema_version = version != NULL ? (int) g_ascii_strtoll (version, NULL, 10) : 0;
   static const char *const meta[] = { "meta", NULL };
   if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
                                      error)

@@ -321,6 +321,27 @@ cowscope_format_query_bounds (sqlite3 *db, const char *path, gint64 *start_ns, g
   return TRUE;
 }
 
+gboolean
+cowscope_format_adopt (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags,
+                       CowscopeFormatInfo *info, GError **error)
+{
+  g_return_val_if_fail (db != NULL && path != NULL, FALSE);
+  sqlite3_extended_result_codes (db, 1);
+  sqlite3_busy_timeout (db, 5000);
+  /* An untrusted file: no writable schema tricks, no side-effecting
+   * functions in its views or triggers, no extensions. */
+  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+  /* Every page read is checked for cells that overlap or run off the
+   * page (a small cost; SQLite leaves it off), so a damaged page is an
+   * error, not a wrong value. */
+  sqlite3_exec (db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+
+  CowscopeFormatInfo scratch;
+  return validate (db, path, flags, info != NULL ? info : &scratch, error);
+}
+
 sqlite3 *
 cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags, CowscopeFormatInfo *info,
                       GError **error)
@@ -341,20 +362,7 @@ cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags, CowscopeF
                    db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc));
       return NULL;
     }
-  sqlite3_extended_result_codes (db, 1);
-  sqlite3_busy_timeout (db, 5000);
-  /* An untrusted file: no writable schema tricks, no side-effecting
-   * functions in its views or triggers, no extensions. */
-  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-  /* Every page read is checked for cells that overlap or run off the
-   * page (a small cost; SQLite leaves it off), so a damaged page is an
-   * error, not a wrong value. */
-  sqlite3_exec (db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
-
-  CowscopeFormatInfo scratch;
-  if (!validate (db, path, flags, info != NULL ? info : &scratch, error))
+  if (!cowscope_format_adopt (db, path, flags, info, error))
     return NULL;
   return g_steal_pointer (&db);
 }
