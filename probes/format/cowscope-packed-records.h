@@ -42,8 +42,8 @@ cowscope_instant_write (GByteArray *b, const CowscopeInstant *prev, const Cowsco
 static inline void
 cowscope_instant_read (CowscopePackedReader *r, CowscopeInstant *in, gboolean cuda)
 {
-  in->ts += cowscope_packed_read_s (r);
-  in->id += cowscope_packed_read_s (r);
+  in->ts = cowscope_packed_add (in->ts, cowscope_packed_read_s (r));
+  in->id = cowscope_packed_add (in->id, cowscope_packed_read_s (r));
   in->code = cowscope_packed_read_byte (r);
   in->aux = !cuda && in->code == COW_EVENT_MATERIALIZE_END ? cowscope_packed_read_byte (r) : 0;
   in->bytes = cowscope_packed_read_u (r);
@@ -78,11 +78,11 @@ cowscope_span_write (GByteArray *b, const CowscopeSpan *prev, const CowscopeSpan
 static inline void
 cowscope_span_read (CowscopePackedReader *r, CowscopeSpan *s)
 {
-  s->start += cowscope_packed_read_s (r);
+  s->start = cowscope_packed_add (s->start, cowscope_packed_read_s (r));
   guint64 len = cowscope_packed_read_u (r);
   s->open = len == 0;
-  s->end = s->open ? s->start : s->start + cowscope_packed_unzigzag (len - 1);
-  s->id += cowscope_packed_read_s (r);
+  s->end = s->open ? s->start : cowscope_packed_add (s->start, cowscope_packed_unzigzag (len - 1));
+  s->id = cowscope_packed_add (s->id, cowscope_packed_read_s (r));
   s->code = cowscope_packed_read_byte (r);
   s->bytes = cowscope_packed_read_u (r);
 }
@@ -156,7 +156,7 @@ cowscope_object_read_key (CowscopePackedReader *r, CowscopeObjectKey *key)
   guint8 kind = cowscope_packed_read_byte (r);
   if (dpid != 0 || kind != key->kind)
     key->id = 0;
-  key->pid = (guint32) ((gint64) key->pid + dpid);
+  key->pid = (guint32) cowscope_packed_add ((gint64) key->pid, dpid);
   key->kind = kind;
   key->id += (guint64) cowscope_packed_read_s (r);
   if (kind >= COWSCOPE_N_OBJECT_KINDS)
@@ -243,11 +243,11 @@ cowscope_replay_write (GByteArray *b, CowscopeReplayEvent *prev, const CowscopeR
 static inline void
 cowscope_replay_read_head (CowscopePackedReader *r, CowscopeReplayEvent *ev)
 {
-  ev->seq += cowscope_packed_read_s (r);
-  ev->ts += cowscope_packed_read_s (r);
+  ev->seq = cowscope_packed_add (ev->seq, cowscope_packed_read_s (r));
+  ev->ts = cowscope_packed_add (ev->ts, cowscope_packed_read_s (r));
   ev->type = (gint64) cowscope_packed_read_u (r);
   ev->aux = cowscope_packed_read_s (r);
-  ev->pid += cowscope_packed_read_s (r);
+  ev->pid = cowscope_packed_add (ev->pid, cowscope_packed_read_s (r));
   for (int k = 0; k < 5; k++)
     ev->v[k] = cowscope_packed_read_s (r);
 }
