@@ -44,11 +44,13 @@ static const char *const metric_names[] = {
 };
 
 /* The tables the report reads whole, checked before their numbers are
- * summed (cowscope-format-check.h).  `events` is read only for its first
- * and last times, which build_time() checks itself. */
+ * summed (cowscope-format-check.h), with the lookup tables its names come
+ * from.  `events` is read only for its first and last times, which
+ * build_time() checks itself. */
 static const char *const report_tables[] = {
   "processes", "threads", "cuda_activity", "lazy_clones", "materializations", "stacks",
-  "stack_frames", "frames", "violations", "tensors", NULL,
+  "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons", "access_kinds",
+  "materialize_kinds", "cuda_kinds", NULL,
 };
 
 typedef struct {
