@@ -47,6 +47,7 @@
 
 #include "cowscope-cli-commands.h"
 #include "cowscope-format-check.h"
+#include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-session-document.h"
@@ -1085,22 +1086,17 @@ make_special (Mutant *m, const Base *base, int which, const char *dir)
     }
 }
 
-/* Which commands must refuse @m: those reading a table the format finds
- * damaged (structure or values), everything for a file the opener
- * refuses. */
-static void
-decide_must_refuse (Mutant *m)
+/* What the format's checks find in the session open in @db: damage in
+ * any table (structure or values) or the file, in a table the report or
+ * the application reads, in the values of what was recorded. */
+typedef struct {
+  gboolean any, report, open, recorded_values;
+} Damage;
+
+static Damage
+find_damage (sqlite3 *db, const char *path)
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (sqlite3) db = cowscope_format_open (m->path, COWSCOPE_FORMAT_OPEN_READ_ONLY, NULL,
-                                                 &error);
-  if (db == NULL)
-    {
-      for (int c = 0; c < N_CMDS; c++)
-        m->must_refuse[c] = TRUE;
-      return;
-    }
-  gboolean any_struct = FALSE, report = FALSE, open = FALSE, recorded_values = FALSE;
+  Damage d = { FALSE, FALSE, FALSE, FALSE };
   const char *const *derived = cowscope_format_derived_tables ();
   sqlite3_stmt *stmt = NULL;
   g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
@@ -1109,35 +1105,72 @@ decide_must_refuse (Mutant *m)
     while (sqlite3_step (stmt) == SQLITE_ROW)
       g_ptr_array_add (tables, g_strdup ((const char *) sqlite3_column_text (stmt, 0)));
   else
-    any_struct = report = open = recorded_values = TRUE;
+    d.any = d.report = d.open = d.recorded_values = TRUE;
   sqlite3_finalize (stmt);
   for (guint i = 0; i < tables->len; i++)
     {
       const char *one[] = { tables->pdata[i], NULL };
       g_autoptr (GError) structure = NULL;
       g_autoptr (GError) values = NULL;
-      gboolean s_bad = !cowscope_format_check_tables (db, m->path, one,
+      gboolean s_bad = !cowscope_format_check_tables (db, path, one,
                                                       COWSCOPE_FORMAT_CHECK_STRUCTURE, &structure);
-      gboolean v_bad = !cowscope_format_check_tables (db, m->path, one,
+      gboolean v_bad = !cowscope_format_check_tables (db, path, one,
                                                       COWSCOPE_FORMAT_CHECK_VALUES, &values);
-      any_struct = any_struct || s_bad || v_bad;
+      d.any = d.any || s_bad || v_bad;
       if ((s_bad || v_bad) && g_strv_contains (report_tables, one[0]))
-        report = TRUE;
+        d.report = TRUE;
       if (v_bad && g_strv_contains (open_tables, one[0]))
-        open = TRUE;
+        d.open = TRUE;
       if (v_bad && !g_strv_contains (derived, one[0]))
-        recorded_values = TRUE;
+        d.recorded_values = TRUE;
     }
-  if (!any_struct)
+  if (!d.any)
     {
       g_autoptr (GError) whole = NULL;
-      any_struct = !cowscope_format_check_file (db, m->path, COWSCOPE_FORMAT_CHECK_STRUCTURE,
-                                                &whole);
+      d.any = !cowscope_format_check_file (db, path, COWSCOPE_FORMAT_CHECK_STRUCTURE, &whole);
     }
-  m->must_refuse[CMD_REPORT] = m->must_refuse[CMD_REPORT_JSON] = report;
-  m->must_refuse[CMD_CHROME] = m->must_refuse[CMD_CSV] = m->must_refuse[CMD_SQLITE] = any_struct;
-  m->must_refuse[CMD_FINALIZE] = recorded_values;
-  m->must_refuse[CMD_OPEN] = open;
+  return d;
+}
+
+/* Which commands must refuse @m: those reading a table the format finds
+ * damaged, everything for a file the opener refuses.  Readers of a
+ * session that was never finalized read a finalized copy of it (the
+ * same copy, cowscope-format-finalize.h): what they must refuse is what
+ * is damaged in that copy; `finalize` itself must refuse damaged values
+ * in what was recorded, and the application opens finalized sessions
+ * only. */
+static void
+decide_must_refuse (Mutant *m)
+{
+  g_autoptr (GError) error = NULL;
+  CowscopeFormatInfo info;
+  sqlite3 *db = cowscope_format_open (m->path, COWSCOPE_FORMAT_OPEN_READ_ONLY, &info, &error);
+  for (int c = 0; c < N_CMDS; c++)
+    m->must_refuse[c] = TRUE;
+  if (db == NULL)
+    return;
+  Damage d = find_damage (db, m->path);
+  sqlite3_close (db);
+  m->must_refuse[CMD_FINALIZE] = d.recorded_values;
+  if (!info.finalized)
+    {
+      g_autofree char *copy = cowscope_format_finalized_copy (m->path, NULL);
+      if (copy == NULL)
+        return;
+      db = cowscope_format_open (copy, COWSCOPE_FORMAT_OPEN_READ_ONLY, NULL, NULL);
+      if (db != NULL)
+        {
+          d = find_damage (db, copy);
+          sqlite3_close (db);
+          d.open = TRUE;
+        }
+      g_unlink (copy);
+      if (db == NULL)
+        return;
+    }
+  m->must_refuse[CMD_REPORT] = m->must_refuse[CMD_REPORT_JSON] = d.report;
+  m->must_refuse[CMD_CHROME] = m->must_refuse[CMD_CSV] = m->must_refuse[CMD_SQLITE] = d.any;
+  m->must_refuse[CMD_OPEN] = d.open;
 }
 
 /* ---- the run -------------------------------------------------------------------------- */
