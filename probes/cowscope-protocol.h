@@ -5,13 +5,20 @@
  * a SOCK_SEQPACKET Unix socket to it (one connection per process; a
  * forked child opens its own), says HELLO, sends its memory map, and then
  * one RING message (with the ring's memfd as SCM_RIGHTS ancillary data)
- * for every thread that emits its first event.  Events themselves never
- * cross the socket: they go through the rings, which the recorder keeps
- * mapped, so whatever a target wrote before it crashed is kept.
+ * for every thread, when the thread starts (or, for a thread the probe
+ * did not see start, before its first record), preceded by a fresh copy
+ * of the map when libraries were loaded or unloaded since the last one.
+ * Events themselves never cross the socket: they go through the rings,
+ * which the recorder keeps mapped, so whatever a target wrote before it
+ * crashed is kept.
+ *
+ * The recorder trusts none of it: who a process is comes from the kernel
+ * (SO_PEERCRED, /proc/PID), and what HELLO says is kept as a claim.  The
+ * socket's hang-up is how the probe learns the recorder is gone.
  *
  * Every message is one datagram: a CowscopeMessageHeader then its
  * payload.  All integers are native-endian (both ends run on one machine).
- * In-target side: libc only (DESIGN.md, "Layering").
+ * In-target side: libc only (HACKING.md, "Layering").
  */
 #pragma once
 
@@ -73,11 +80,14 @@ typedef struct {
 
 #define COWSCOPE_MAPS_CHUNK_BYTES 32768
 
-/* RING: a thread's ring.  The memfd travels as SCM_RIGHTS. */
+/* RING: a thread's ring.  The memfd travels as SCM_RIGHTS; both ends
+ * close it once the ring is mapped. */
 typedef struct {
   uint32_t tid;
   uint32_t reserved;
-  char thread_name[16]; /* NUL-padded, as prctl(PR_GET_NAME) gives it */
+  char thread_name[16]; /* NUL-padded, as prctl(PR_GET_NAME) gives it when
+                         * the ring is made (the ring's header carries the
+                         * thread's final name) */
 } CowscopeRingMessage;
 
 /* GPU_STATUS: followed by reason_length bytes ("no CUDA driver: …").

@@ -16,6 +16,14 @@
  *   producer before reusing bytes: tail (acquire)
  * so a record is visible only after all its bytes are, and the producer
  * never overwrites bytes the consumer may still be reading.
+ *
+ * Why BLOCK mode has no time limit: a writer that gives up after a
+ * fixed wait loses events whenever the consumer is merely slow (a busy
+ * machine, a stopped recorder), which is exactly when a user asked for
+ * nothing to be lost.  It waits instead until the consumer says it is
+ * gone (DETACHED) or the producer's liveness check says so, sleeping
+ * with backoff so that a long wait costs about one wake-up a
+ * millisecond.
  */
 #include "cowscope-ring.h"
 
@@ -33,6 +41,7 @@
 #define RING_LIKELY(x) __builtin_expect (!!(x), 1)
 #define RING_UNLIKELY(x) __builtin_expect (!!(x), 0)
 #define RING_COLD __attribute__ ((cold, noinline))
+#define RING_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RING_PRINTF(f, a) __attribute__ ((format (printf, f, a)))
 
 /* Positions and counters live in memory shared between processes: their
@@ -47,7 +56,8 @@ _Static_assert (sizeof (CowscopeRingHeader) <= 4096,
 _Static_assert (offsetof (CowscopeRingHeader, head) == 64
                   && offsetof (CowscopeRingHeader, tail) == 128
                   && offsetof (CowscopeRingHeader, produced) == 192
-                  && offsetof (CowscopeRingHeader, producer_pid) == 256,
+                  && offsetof (CowscopeRingHeader, producer_pid) == 256
+                  && offsetof (CowscopeRingHeader, orphan_produced) == 320,
                 "one cache line per writer");
 
 struct _CowscopeRing {
@@ -64,16 +74,20 @@ struct _CowscopeRing {
   alignas (COWSCOPE_RING_CACHE_LINE) uint64_t prod_head; /* == header->head */
   uint64_t prod_tail;     /* last tail seen; the real one is never smaller */
   uint64_t prod_reserved; /* bytes of the reserved, uncommitted record */
+  bool prod_reserved_event; /* the reserved record is an EVENT */
   uint64_t prod_produced; /* == header->produced */
   uint64_t prod_dropped;  /* == header->dropped */
-  int64_t block_timeout_ns;
-  uint64_t stall_tail;    /* tail when a BLOCK wait last timed out */
-  bool stalled;           /* a wait timed out and tail has not moved since */
+  uint64_t prod_other_produced; /* == header->other_produced */
+  uint64_t prod_other_dropped;  /* == header->other_dropped */
+  CowscopeRingLivenessFunc liveness;
+  void *liveness_data;
+  CowscopeRingGoneReason gone; /* == header->gone_reason */
 
   /* Consumer-local state (touched only by the consuming thread). */
   alignas (COWSCOPE_RING_CACHE_LINE) uint64_t cons_tail; /* == header->tail */
   uint64_t cons_head;     /* last head seen (acquired) */
   uint64_t cons_consumed; /* == header->consumed */
+  uint64_t cons_other;    /* == header->other_consumed */
   bool corrupt;
   char corrupt_message[COW_ERROR_MESSAGE_MAX];
 };
@@ -176,7 +190,6 @@ ring_handle_new (int fd, void *map, size_t header_size, uint64_t capacity,
   ring->mask = capacity - 1;
   ring->fd = fd;
   ring->policy = policy;
-  ring->block_timeout_ns = COWSCOPE_RING_DEFAULT_BLOCK_TIMEOUT_NS;
 
   CowscopeRingHeader *h = ring->header;
   /* Relaxed loads: the handle is being set up before either side runs on
@@ -185,9 +198,16 @@ ring_handle_new (int fd, void *map, size_t header_size, uint64_t capacity,
   ring->prod_tail = atomic_load_explicit (&h->tail, memory_order_relaxed);
   ring->prod_produced = atomic_load_explicit (&h->produced, memory_order_relaxed);
   ring->prod_dropped = atomic_load_explicit (&h->dropped, memory_order_relaxed);
+  ring->prod_other_produced = atomic_load_explicit (&h->other_produced,
+                                                    memory_order_relaxed);
+  ring->prod_other_dropped = atomic_load_explicit (&h->other_dropped,
+                                                   memory_order_relaxed);
+  ring->gone = (CowscopeRingGoneReason) atomic_load_explicit (&h->gone_reason,
+                                                              memory_order_relaxed);
   ring->cons_tail = ring->prod_tail;
   ring->cons_head = ring->cons_tail;
   ring->cons_consumed = atomic_load_explicit (&h->consumed, memory_order_relaxed);
+  ring->cons_other = atomic_load_explicit (&h->other_consumed, memory_order_relaxed);
   return ring;
 }
 
@@ -265,9 +285,9 @@ cowscope_ring_new (uint64_t capacity, CowscopeRingPolicy policy,
   return ring;
 }
 
-/* A mapping of a validated ring over a private dup of @fd; NULL with a
- * message naming the failed check otherwise.  Never touches unchecked
- * bytes through a mapping. */
+/* A mapping of a validated ring from @fd (not kept); NULL with a message
+ * naming the failed check otherwise.  Never touches unchecked bytes
+ * through a mapping. */
 CowscopeRing *
 cowscope_ring_map_fd (int fd, CowError *error)
 {
@@ -338,25 +358,16 @@ cowscope_ring_map_fd (int fd, CowError *error)
     return ring_error (error, COW_ERROR_INVALID_ARGUMENT,
                        "ring header names unknown policy %u", h.policy);
 
-  int own_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
-  if (own_fd < 0)
-    return ring_error (error, COW_ERROR_NO_MEMORY,
-                       "cannot duplicate ring fd %d: %s", fd, strerror (errno));
-
-  void *map = ring_map_mirrored (own_fd, page, h.capacity, error);
+  /* No fd is kept: the mappings hold the memfd's memory, so a consumer
+   * of thousands of rings holds no descriptor for any of them. */
+  void *map = ring_map_mirrored (fd, page, h.capacity, error);
   if (map == NULL)
-    {
-      close (own_fd);
-      return NULL;
-    }
+    return NULL;
 
-  CowscopeRing *ring = ring_handle_new (own_fd, map, page, h.capacity,
+  CowscopeRing *ring = ring_handle_new (-1, map, page, h.capacity,
                                         (CowscopeRingPolicy) h.policy, error);
   if (ring == NULL)
-    {
-      munmap (map, page + 2 * (size_t) h.capacity);
-      close (own_fd);
-    }
+    munmap (map, page + 2 * (size_t) h.capacity);
   return ring;
 }
 
@@ -368,15 +379,25 @@ cowscope_ring_free (CowscopeRing *ring)
   if (ring == NULL)
     return;
   munmap (ring->map, ring->map_size);
-  close (ring->fd);
+  if (ring->fd >= 0)
+    close (ring->fd);
   free (ring);
 }
 
-/* The handle's own (close-on-exec) fd. */
+/* The handle's own (close-on-exec) fd, or -1. */
 int
 cowscope_ring_get_fd (const CowscopeRing *ring)
 {
   return ring->fd;
+}
+
+/* Drops the handle's fd; the mapping keeps the ring alive. */
+void
+cowscope_ring_close_fd (CowscopeRing *ring)
+{
+  if (ring->fd >= 0)
+    close (ring->fd);
+  ring->fd = -1;
 }
 
 /* The validated data-area size, cached at creation or mapping. */
@@ -442,18 +463,39 @@ ring_refresh_fits (CowscopeRing *ring, uint64_t need)
   return need <= ring->capacity - used;
 }
 
+/* Whether the consumer is gone, and why (NONE while it may still read). */
+static CowscopeRingGoneReason
+ring_consumer_gone (CowscopeRing *ring)
+{
+  /* Relaxed: a state word; the tail re-read after it orders the bytes. */
+  if (atomic_load_explicit (&ring->header->consumer_state, memory_order_relaxed)
+      == COWSCOPE_RING_CONSUMER_DETACHED)
+    return COWSCOPE_RING_GONE_DETACHED;
+  if (ring->liveness != NULL && !ring->liveness (ring->liveness_data))
+    return COWSCOPE_RING_GONE_HUNG_UP;
+  return COWSCOPE_RING_GONE_NONE;
+}
+
+/* Notes once, in the header, why this producer stopped waiting. */
+static RING_COLD void
+ring_give_up (CowscopeRing *ring, CowscopeRingGoneReason reason)
+{
+  ring->gone = reason;
+  /* Relaxed: read by the consumer as a statistic with the counters. */
+  atomic_store_explicit (&ring->header->gone_reason, (uint32_t) reason,
+                         memory_order_relaxed);
+}
+
 /* BLOCK mode, ring full: waits for @need bytes, spinning briefly and then
- * sleeping with exponential backoff (1 us doubling to 1 ms) until the
- * block timeout.  Returns true when the room appeared.  After a timeout
- * the ring stays "stalled" until the consumer moves tail, and writes in
- * that state drop at once, so a dead recorder costs one timeout, not one
- * per event. */
+ * sleeping with exponential backoff (1 us doubling to 1 ms), for as long
+ * as the consumer is there.  Returns true when the room appeared, false
+ * once the consumer is gone (then every later full-ring write drops at
+ * once, so a dead recorder costs no further waiting). */
 static RING_COLD bool
 ring_wait_for_room (CowscopeRing *ring, uint64_t need)
 {
-  if (ring->stalled && ring->prod_tail == ring->stall_tail)
+  if (ring->gone != COWSCOPE_RING_GONE_NONE)
     return false;
-  ring->stalled = false;
 
   for (int i = 0; i < 256; i++)
     {
@@ -462,34 +504,44 @@ ring_wait_for_room (CowscopeRing *ring, uint64_t need)
         return true;
     }
 
-  int64_t deadline = ring_now_ns () + ring->block_timeout_ns;
   long sleep_ns = 1000;
   for (;;)
     {
-      int64_t left = deadline - ring_now_ns ();
-      if (left <= 0)
-        break;
-      struct timespec ts = { 0, sleep_ns < left ? sleep_ns : (long) left };
+      CowscopeRingGoneReason gone = ring_consumer_gone (ring);
+      if (gone != COWSCOPE_RING_GONE_NONE)
+        {
+          /* Room freed just before the consumer left still counts. */
+          if (ring_refresh_fits (ring, need))
+            return true;
+          ring_give_up (ring, gone);
+          return false;
+        }
+      struct timespec ts = { 0, sleep_ns };
       nanosleep (&ts, NULL);
       if (ring_refresh_fits (ring, need))
         return true;
       if (sleep_ns < 1000000)
         sleep_ns *= 2;
     }
-
-  ring->stalled = true;
-  ring->stall_tail = ring->prod_tail;
-  return false;
 }
 
-/* Counts one dropped write (dropped, then produced) and returns NULL. */
+/* Counts one dropped write (dropped, then produced; the other-record
+ * counters in between for a record that is not an EVENT) and returns
+ * NULL. */
 static RING_COLD void *
-ring_drop (CowscopeRing *ring)
+ring_drop (CowscopeRing *ring, bool is_event)
 {
-  /* Relaxed: the producer is the only writer of both counters and no
+  /* Relaxed: the producer is the only writer of these counters and no
    * other memory is published through them; readers want totals. */
   atomic_store_explicit (&ring->header->dropped, ++ring->prod_dropped,
                          memory_order_relaxed);
+  if (!is_event)
+    {
+      atomic_store_explicit (&ring->header->other_dropped,
+                             ++ring->prod_other_dropped, memory_order_relaxed);
+      atomic_store_explicit (&ring->header->other_produced,
+                             ++ring->prod_other_produced, memory_order_relaxed);
+    }
   atomic_store_explicit (&ring->header->produced, ++ring->prod_produced,
                          memory_order_relaxed);
   return NULL;
@@ -513,29 +565,32 @@ ring_make_room (CowscopeRing *ring, uint64_t need)
 static inline void *
 ring_reserve (CowscopeRing *ring, CowscopeRingKind kind, size_t size)
 {
+  bool is_event = kind == COWSCOPE_RING_KIND_EVENT;
   if (RING_UNLIKELY (size > ring->capacity - sizeof (CowscopeRingRecordHeader)
                      || kind <= COWSCOPE_RING_KIND_INVALID
                      || kind >= COWSCOPE_RING_N_KINDS))
-    return ring_drop (ring);
+    return ring_drop (ring, is_event);
 
   uint64_t need = ring_record_bytes (size);
   /* The cached tail is never ahead of the real one, so if the record fits
    * by it, it fits. */
   if (RING_UNLIKELY (ring->prod_head + need - ring->prod_tail > ring->capacity)
       && !ring_make_room (ring, need))
-    return ring_drop (ring);
+    return ring_drop (ring, is_event);
 
   CowscopeRingRecordHeader *rec = (CowscopeRingRecordHeader *)
     (ring->data + (ring->prod_head & ring->mask));
   rec->size = (uint32_t) size;
   rec->kind = (uint32_t) kind;
   ring->prod_reserved = need;
+  ring->prod_reserved_event = is_event;
   return rec + 1;
 }
 
-/* Publishes the reserved record: its bytes, then head, then the count. */
+/* Publishes the reserved record: its bytes, then head, then the counts
+ * (@is_event: a constant in the event writer, so it pays nothing). */
 static inline void
-ring_commit (CowscopeRing *ring)
+ring_commit (CowscopeRing *ring, bool is_event)
 {
   ring->prod_head += ring->prod_reserved;
   ring->prod_reserved = 0;
@@ -543,8 +598,11 @@ ring_commit (CowscopeRing *ring)
    * stores, are visible to whoever acquires this head value. */
   atomic_store_explicit (&ring->header->head, ring->prod_head,
                          memory_order_release);
-  /* Relaxed: a counter only; it publishes no memory.  A crash right
-   * before this store is what cowscope_ring_get_stats() compensates. */
+  /* Relaxed: counters only; they publish no memory.  A crash right
+   * before these stores is what cowscope_ring_get_stats() compensates. */
+  if (!is_event)
+    atomic_store_explicit (&ring->header->other_produced,
+                           ++ring->prod_other_produced, memory_order_relaxed);
   atomic_store_explicit (&ring->header->produced, ++ring->prod_produced,
                          memory_order_relaxed);
 }
@@ -564,7 +622,7 @@ cowscope_ring_commit (CowscopeRing *ring)
    * nothing to publish, and the drop was already counted. */
   if (RING_UNLIKELY (ring->prod_reserved == 0))
     return;
-  ring_commit (ring);
+  ring_commit (ring, ring->prod_reserved_event);
 }
 
 /* Reserve, copy, publish: the record is visible whole or not at all. */
@@ -577,7 +635,7 @@ cowscope_ring_write (CowscopeRing *ring, CowscopeRingKind kind,
     return false;
   if (size > 0)
     memcpy (dst, payload, size);
-  ring_commit (ring);
+  ring_commit (ring, kind == COWSCOPE_RING_KIND_EVENT);
   return true;
 }
 
@@ -590,7 +648,7 @@ cowscope_ring_write_event (CowscopeRing *ring, const CowTraceEvent *event)
   if (RING_UNLIKELY (dst == NULL))
     return false;
   memcpy (dst, event, sizeof *event);
-  ring_commit (ring);
+  ring_commit (ring, true);
   return true;
 }
 
@@ -601,7 +659,7 @@ cowscope_ring_write_string (CowscopeRing *ring, uint64_t string_id,
 {
   if (length > SIZE_MAX - sizeof string_id)
     {
-      ring_drop (ring);
+      ring_drop (ring, false);
       return false;
     }
   uint8_t *dst = ring_reserve (ring, COWSCOPE_RING_KIND_STRING,
@@ -611,17 +669,93 @@ cowscope_ring_write_string (CowscopeRing *ring, uint64_t string_id,
   memcpy (dst, &string_id, sizeof string_id);
   if (length > 0)
     memcpy (dst + sizeof string_id, text, length);
-  ring_commit (ring);
+  ring_commit (ring, false);
   return true;
 }
 
-/* Sets the producer-local BLOCK timeout (negative means 0) and forgets
- * any stall. */
+/* Installs the producer-local liveness check. */
 void
-cowscope_ring_set_block_timeout (CowscopeRing *ring, int64_t timeout_ns)
+cowscope_ring_set_liveness_check (CowscopeRing *ring,
+                                  CowscopeRingLivenessFunc check,
+                                  void *user_data)
 {
-  ring->block_timeout_ns = timeout_ns > 0 ? timeout_ns : 0;
-  ring->stalled = false;
+  ring->liveness = check;
+  ring->liveness_data = user_data;
+}
+
+/* The reason this producer gave up waiting, or NONE. */
+CowscopeRingGoneReason
+cowscope_ring_get_gone_reason (const CowscopeRing *ring)
+{
+  return ring->gone;
+}
+
+/* Sets the PROCESS_COUNTERS flag. */
+void
+cowscope_ring_set_process_counters (CowscopeRing *ring)
+{
+  /* Relaxed: set before the ring is handed over (a synchronizing send). */
+  atomic_fetch_or_explicit (&ring->header->flags,
+                            COWSCOPE_RING_FLAG_PROCESS_COUNTERS,
+                            memory_order_relaxed);
+}
+
+/* One orphan record, from any thread: atomic additions, events first so
+ * that a reader never sees more orphan events than orphan records for
+ * long. */
+void
+cowscope_ring_count_orphan (CowscopeRing *ring, bool is_event)
+{
+  /* Relaxed: counters only, added to by several threads. */
+  if (is_event)
+    atomic_fetch_add_explicit (&ring->header->orphan_events_produced, 1,
+                               memory_order_relaxed);
+  atomic_fetch_add_explicit (&ring->header->orphan_produced, 1,
+                             memory_order_relaxed);
+}
+
+/* Copies up to COWSCOPE_RING_NAME_BYTES - 1 bytes of @name (as much as a
+ * kernel thread name holds) into the header's name words, NUL-padded. */
+void
+cowscope_ring_set_name (CowscopeRing *ring, const char *name)
+{
+  uint64_t words[COWSCOPE_RING_NAME_BYTES / 8] = { 0 };
+  size_t length = name != NULL ? strnlen (name, COWSCOPE_RING_NAME_BYTES - 1) : 0;
+  memcpy (words, name, length);
+  /* Relaxed: informational; a reader may see a mix of two names for an
+   * instant, never bytes outside the words. */
+  for (size_t i = 0; i < COWSCOPE_RING_NAME_BYTES / 8; i++)
+    atomic_store_explicit (&ring->header->name_words[i], words[i],
+                           memory_order_relaxed);
+}
+
+/* MADV_POPULATE_WRITE where the kernel has it (5.14), else one store per
+ * page of a byte nobody reads (the area after head is unpublished). */
+void
+cowscope_ring_prefault (CowscopeRing *ring, size_t bytes)
+{
+  size_t page = ring_page_size ();
+  if (bytes > ring->capacity)
+    bytes = (size_t) ring->capacity;
+  uint8_t *start = ring->data + (ring->prod_head & ring->mask);
+  uint8_t *aligned = (uint8_t *) ((uintptr_t) start & ~(uintptr_t) (page - 1));
+  size_t length = (size_t) (start - aligned) + bytes;
+#ifdef MADV_POPULATE_WRITE
+  if (madvise (aligned, length, MADV_POPULATE_WRITE) == 0)
+    return;
+#endif
+  for (size_t off = (size_t) (start - aligned); off < length; off += page)
+    ((volatile uint8_t *) aligned)[off] = 0;
+}
+
+/* Stamps ready_ns. */
+void
+cowscope_ring_mark_ready (CowscopeRing *ring)
+{
+  /* Relaxed: every record is published later with a release store of
+   * head, which orders this store before it for the consumer. */
+  atomic_store_explicit (&ring->header->ready_ns, ring_now_ns (),
+                         memory_order_relaxed);
 }
 
 /* Stores the producer's kernel ids in the header. */
@@ -645,6 +779,28 @@ cowscope_ring_finish (CowscopeRing *ring)
 }
 
 /* ---- Consumer ------------------------------------------------------- */
+
+/* Publishes the consumer's state word. */
+static void
+ring_set_consumer_state (CowscopeRing *ring, CowscopeRingConsumerState state)
+{
+  /* Release: orders the consumer's earlier tail stores before the state
+   * for anyone who acquires it; cheap on this cold path. */
+  atomic_store_explicit (&ring->header->consumer_state, (uint32_t) state,
+                         memory_order_release);
+}
+
+void
+cowscope_ring_attach (CowscopeRing *ring)
+{
+  ring_set_consumer_state (ring, COWSCOPE_RING_CONSUMER_ATTACHED);
+}
+
+void
+cowscope_ring_detach (CowscopeRing *ring)
+{
+  ring_set_consumer_state (ring, COWSCOPE_RING_CONSUMER_DETACHED);
+}
 
 /* Marks the ring corrupt with a message (kept for later calls), copies it
  * into @error and returns READ_ERROR. */
@@ -714,6 +870,18 @@ cowscope_ring_peek (CowscopeRing *ring, CowscopeRingRecord *record,
   return COWSCOPE_RING_READ_RECORD;
 }
 
+/* FINISHED (acquire), then head: the producer stored its last head
+ * before it set the flag (release), so this head is final. */
+bool
+cowscope_ring_drained (CowscopeRing *ring)
+{
+  uint32_t flags = atomic_load_explicit (&ring->header->flags, memory_order_acquire);
+  if ((flags & COWSCOPE_RING_FLAG_FINISHED) == 0)
+    return false;
+  uint64_t head = atomic_load_explicit (&ring->header->head, memory_order_acquire);
+  return head == ring->cons_tail;
+}
+
 /* Moves tail past @record if it is the record at tail; otherwise does
  * nothing (a stale or foreign record cannot skip data). */
 void
@@ -726,7 +894,10 @@ cowscope_ring_advance (CowscopeRing *ring, const CowscopeRingRecord *record)
    * acquires tail, reuses its bytes. */
   atomic_store_explicit (&ring->header->tail, ring->cons_tail,
                          memory_order_release);
-  /* Relaxed: a counter read for statistics only. */
+  /* Relaxed: counters read for statistics only. */
+  if (record->kind != COWSCOPE_RING_KIND_EVENT)
+    atomic_store_explicit (&ring->header->other_consumed, ++ring->cons_other,
+                           memory_order_relaxed);
   atomic_store_explicit (&ring->header->consumed, ++ring->cons_consumed,
                          memory_order_relaxed);
 }
@@ -754,7 +925,8 @@ cowscope_ring_read (CowscopeRing *ring, CowscopeRingRecord *record,
   return result;
 }
 
-/* Counters with produced reconciled to max(produced, consumed + dropped). */
+/* Counters with produced reconciled to max(produced, consumed + dropped),
+ * for records and for events. */
 void
 cowscope_ring_get_stats (CowscopeRing *ring, CowscopeRingStats *stats)
 {
@@ -765,14 +937,45 @@ cowscope_ring_get_stats (CowscopeRing *ring, CowscopeRingStats *stats)
   uint64_t produced = atomic_load_explicit (&h->produced, memory_order_relaxed);
   uint64_t dropped = atomic_load_explicit (&h->dropped, memory_order_relaxed);
   uint64_t consumed = atomic_load_explicit (&h->consumed, memory_order_relaxed);
+  uint64_t other_produced = atomic_load_explicit (&h->other_produced,
+                                                  memory_order_relaxed);
+  uint64_t other_dropped = atomic_load_explicit (&h->other_dropped, memory_order_relaxed);
+  uint64_t other_consumed = atomic_load_explicit (&h->other_consumed, memory_order_relaxed);
   uint64_t head = atomic_load_explicit (&h->head, memory_order_relaxed);
   uint64_t tail = atomic_load_explicit (&h->tail, memory_order_relaxed);
 
+  memset (stats, 0, sizeof *stats);
   stats->produced = produced > consumed + dropped ? produced : consumed + dropped;
   stats->dropped = dropped;
   stats->consumed = consumed;
+  /* Events are the records that are not others; a damaged header cannot
+   * make them negative. */
+  if (other_produced < other_consumed + other_dropped)
+    other_produced = other_consumed + other_dropped;
+  stats->events_produced = stats->produced - RING_MIN (other_produced, stats->produced);
+  stats->events_dropped = dropped - RING_MIN (other_dropped, dropped);
+  stats->events_consumed = consumed - RING_MIN (other_consumed, consumed);
   stats->pending_bytes = head - tail <= ring->capacity ? head - tail : 0;
   stats->producer_pid = atomic_load_explicit (&h->producer_pid, memory_order_relaxed);
   stats->producer_tid = atomic_load_explicit (&h->producer_tid, memory_order_relaxed);
+  stats->ready_ns = atomic_load_explicit (&h->ready_ns, memory_order_relaxed);
   stats->flags = atomic_load_explicit (&h->flags, memory_order_relaxed);
+  stats->consumer_state = atomic_load_explicit (&h->consumer_state,
+                                                memory_order_relaxed);
+  stats->gone_reason = atomic_load_explicit (&h->gone_reason, memory_order_relaxed);
+  if (stats->flags & COWSCOPE_RING_FLAG_PROCESS_COUNTERS)
+    {
+      stats->orphan_produced = atomic_load_explicit (&h->orphan_produced,
+                                                     memory_order_relaxed);
+      stats->orphan_events_produced
+        = atomic_load_explicit (&h->orphan_events_produced, memory_order_relaxed);
+      /* Events are a subset of records, whatever a damaged header says. */
+      if (stats->orphan_events_produced > stats->orphan_produced)
+        stats->orphan_events_produced = stats->orphan_produced;
+    }
+  uint64_t words[COWSCOPE_RING_NAME_BYTES / 8];
+  for (size_t i = 0; i < COWSCOPE_RING_NAME_BYTES / 8; i++)
+    words[i] = atomic_load_explicit (&h->name_words[i], memory_order_relaxed);
+  memcpy (stats->name, words, COWSCOPE_RING_NAME_BYTES);
+  stats->name[COWSCOPE_RING_NAME_BYTES] = '\0';
 }

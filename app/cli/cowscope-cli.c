@@ -159,17 +159,26 @@ cmd_record (int argc, char **argv)
       return EXIT_RUNTIME;
     }
   char end[128];
-  cowscope_cli_print_error (stderr, NULL, "recorded %s: %" G_GUINT64_FORMAT " records stored, %" G_GUINT64_FORMAT
-              " dropped (of %" G_GUINT64_FORMAT " produced) from %" G_GUINT64_FORMAT
-              " process%s; the target %s%s.",
-              result.session_path, result.totals.stored, result.totals.dropped,
-              result.totals.produced, result.processes, result.processes == 1 ? "" : "es",
+  cowscope_cli_print_error (stderr, NULL, "recorded %s: %" G_GUINT64_FORMAT " events stored, %"
+              G_GUINT64_FORMAT " dropped (of %" G_GUINT64_FORMAT " produced) from %"
+              G_GUINT64_FORMAT " process%s; the target %s%s.",
+              result.session_path, result.totals.events_stored, result.totals.events_dropped,
+              result.totals.events_produced, result.processes, result.processes == 1 ? "" : "es",
               describe_end (&result, end, sizeof end),
               result.interrupted ? " (recording interrupted)" : "");
-  if (result.totals.dropped > 0)
-    g_printerr ("cowscope-cli: %" G_GUINT64_FORMAT " events were dropped because a ring was full;"
+  if (result.totals.dropped > 0 && result.block_stopped_waiting != NULL)
+    g_printerr ("cowscope-cli: %" G_GUINT64_FORMAT " records were dropped after the target stopped"
+                " waiting for the recorder (%s).\n",
+                result.totals.dropped, result.block_stopped_waiting);
+  else if (result.totals.dropped > 0)
+    g_printerr ("cowscope-cli: %" G_GUINT64_FORMAT " records were dropped because a ring was full;"
                 " use --block or a larger --ring-size to keep them all.\n",
                 result.totals.dropped);
+  if (result.totals.peer_faults > 0)
+    g_printerr ("cowscope-cli: %" G_GUINT64_FORMAT " %s from processes that did not follow the"
+                " protocol %s refused (see the session's peer_faults table).\n",
+                result.totals.peer_faults, result.totals.peer_faults == 1 ? "fault" : "faults",
+                result.totals.peer_faults == 1 ? "was" : "were");
   cowscope_record_result_clear (&result);
   return 0;
 }

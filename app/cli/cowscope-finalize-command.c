@@ -7,6 +7,7 @@
 
 #include "cowscope-cli-args.h"
 #include "cowscope-session-finalize.h"
+#include "cowscope-socket-dir.h"
 
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_HELP      "Usage: cowscope-cli finalize FILE\n\nCompletes a session whose recorder was killed before it finished:\nbuilds the derived tables, indexes and checkpoints.  The file is\nchecked before and after; what can be rebuilt from its events is\nrepaired, anything else is refused and the file left as it was.\n"
@@ -31,6 +32,8 @@ cowscope_finalize_run (int argc, char **argv, FILE *out, FILE *err)
     }
   g_autoptr (GError) error = NULL;
   g_autofree char *repaired = NULL;
+  /* A recorder killed before it finished left its socket directory. */
+  cowscope_socket_dir_remove_stale (cowscope_socket_dir_parent ());
   if (!cowscope_session_finalize_file (argv[1], &repaired, &error))
     {
       cowscope_cli_print_error (err, NULL, "%s", error->message);

@@ -569,7 +569,7 @@ maybe_finish (CowscopeRecordingPage *self)
    * before the first refresh). */
   job = self->task != NULL ? g_task_get_task_data (self->task) : NULL;
   if (job != NULL && job->has_result && self->error == NULL)
-    set_counters (self, job->result.totals.stored, job->result.totals.dropped,
+    set_counters (self, job->result.totals.events_stored, job->result.totals.events_dropped,
                   job->result.processes, job->result.totals.rings);
   self->running = FALSE;
 

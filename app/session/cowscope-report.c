@@ -48,7 +48,7 @@ static const char *const metric_names[] = {
  * from.  `events` is read only for its first and last times, which
  * build_time() checks itself. */
 static const char *const report_tables[] = {
-  "processes", "threads", "cuda_activity", "lazy_clones", "materializations", "stacks",
+  "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations", "stacks",
   "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons", "access_kinds",
   "materialize_kinds", "cuda_kinds", NULL,
 };
@@ -616,18 +616,42 @@ build_events (Report *report, GError **error)
   if (produced == 0)
     produced = stored + dropped;
 
-  set_metric (report, "produced_events", produced);
-  set_metric (report, "stored_events", stored);
-  set_metric (report, "dropped_events", dropped);
+  /* The figures above count records (events, strings, stacks, CUDA
+   * records); sessions since schema 3 also count the events among them.
+   * Older ones cannot tell: their records stand for the events. */
+  gint64 events_produced = produced, events_stored = stored, events_dropped = dropped;
+  gboolean has_event_counts
+    = cowscope_session_tables_get_meta_int (report->session, "events_produced", &events_produced)
+      && cowscope_session_tables_get_meta_int (report->session, "events_stored", &events_stored)
+      && cowscope_session_tables_get_meta_int (report->session, "events_dropped", &events_dropped);
+  if (!has_event_counts)
+    {
+      events_produced = produced;
+      events_stored = stored;
+      events_dropped = dropped;
+    }
+
+  set_metric (report, "produced_events", events_produced);
+  set_metric (report, "stored_events", events_stored);
+  set_metric (report, "dropped_events", events_dropped);
   json_builder_set_member_name (report->builder, "events");
   json_builder_begin_object (report->builder);
-  add_int (report->builder, "produced", produced);
-  add_int (report->builder, "stored", stored);
-  add_int (report->builder, "dropped", dropped);
+  add_int (report->builder, "produced", events_produced);
+  add_int (report->builder, "stored", events_stored);
+  add_int (report->builder, "dropped", events_dropped);
   add_int (report->builder, "malformed_records", malformed);
+  if (has_event_counts)
+    {
+      json_builder_set_member_name (report->builder, "records");
+      json_builder_begin_object (report->builder);
+      add_int (report->builder, "produced", produced);
+      add_int (report->builder, "stored", stored);
+      add_int (report->builder, "dropped", dropped);
+      json_builder_end_object (report->builder);
+    }
   json_builder_end_object (report->builder);
-  if (dropped > 0)
-    g_ptr_array_add (report->warnings, g_strdup_printf (MSG_DROPPED, dropped));
+  if (events_dropped > 0)
+    g_ptr_array_add (report->warnings, g_strdup_printf (MSG_DROPPED, events_dropped));
   if (malformed > 0)
     g_ptr_array_add (report->warnings, g_strdup_printf (MSG_MALFORMED, malformed));
   return TRUE;
@@ -1185,6 +1209,15 @@ format_safe_text (JsonObject *report)
                           " stored, %" G_GINT64_FORMAT " dropped\n",
                           int_of (events, "produced"), int_of (events, "stored"),
                           int_of (events, "dropped"));
+  if (json_object_has_member (events, "records"))
+    {
+      JsonObject *records = json_object_get_object_member (events, "records");
+      g_string_append_printf (out, "Records (events, strings, stacks, CUDA): %" G_GINT64_FORMAT
+                              " produced, %" G_GINT64_FORMAT " stored, %" G_GINT64_FORMAT
+                              " dropped\n",
+                              int_of (records, "produced"), int_of (records, "stored"),
+                              int_of (records, "dropped"));
+    }
   if (int_of (events, "dropped") > 0)
     g_string_append_printf (out, "!! " MSG_DROPPED "\n", int_of (events, "dropped"));
   return g_string_free (out, FALSE);

@@ -48,6 +48,14 @@ static const ColumnRule threads_rules[] = {
   { "ring_capacity", RULE_COUNT, NULL_OK }, { "produced", RULE_COUNT, NOT_NULL },
   { "stored", RULE_COUNT, NOT_NULL }, { "dropped", RULE_COUNT, NOT_NULL }, END,
 };
+static const ColumnRule thread_events_rules[] = {
+  { "produced", RULE_COUNT, NOT_NULL }, { "stored", RULE_COUNT, NOT_NULL },
+  { "dropped", RULE_COUNT, NOT_NULL }, END,
+};
+static const ColumnRule peer_faults_rules[] = {
+  { "pid", RULE_INT, NOT_NULL }, { "uid", RULE_INT, NULL_OK }, { "count", RULE_COUNT, NOT_NULL },
+  END,
+};
 static const ColumnRule strings_rules[] = { { "value", RULE_TEXT, NOT_NULL }, END };
 static const ColumnRule events_rules[] = {
   { "ts", RULE_TIME, NOT_NULL }, { "pid", RULE_INT, NOT_NULL }, { "tid", RULE_INT, NOT_NULL },
@@ -173,6 +181,8 @@ static const ColumnRule ipc_blocks_rules[] = {
 static const TableRules table_rules[] = {
   { "processes", "pid", processes_rules },
   { "threads", "pid, tid", threads_rules },
+  { "thread_events", "pid, tid", thread_events_rules },
+  { "peer_faults", "pid, fault", peer_faults_rules },
   { "strings", "pid, id", strings_rules },
   { "events", "seq", events_rules },
   { "frames", "id", frames_rules },

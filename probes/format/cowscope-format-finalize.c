@@ -232,6 +232,18 @@ static const char meta_sql[] =
   " ('events', (SELECT count (*) FROM events)),"
   " ('finalized', 1);";
 
+/* Events apart from the other records, where the recorder counted them
+ * (schema 3 and later; in an older session its readers take its records
+ * for its events). */
+static const char event_counts_sql[] =
+  "INSERT OR REPLACE INTO meta (key, value)"
+  " SELECT 'events_produced', coalesce (sum (produced), 0) FROM thread_events"
+  " UNION ALL SELECT 'events_stored', coalesce (sum (stored), 0) FROM thread_events"
+  " UNION ALL SELECT 'events_dropped', coalesce (sum (dropped), 0) FROM thread_events;";
+
+/* The first schema whose recorder counts events apart from records. */
+#define EVENT_COUNTS_SINCE 3
+
 static gint64 step_start;
 
 /* Logs how long the step that just ended took (G_MESSAGES_DEBUG). */
@@ -324,6 +336,13 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
     "INSERT OR REPLACE INTO meta (key, value) VALUES ('checkpoint_interval', %d);"
     "PRAGMA user_version = %d;",
     COWSCOPE_CHECKPOINT_INTERVAL, cowscope_format_schema_version ());
+  /* The version it was recorded with, before the upgrade changes it. */
+  int recorded_version = 0;
+  sqlite3_stmt *v = NULL;
+  if (sqlite3_prepare_v2 (db, "PRAGMA user_version", -1, &v, NULL) == SQLITE_OK
+      && sqlite3_step (v) == SQLITE_ROW)
+    recorded_version = sqlite3_column_int (v, 0);
+  sqlite3_finalize (v);
   step_start = g_get_monotonic_time ();
   if (!check (cowscope_format_upgrade_schema (db), db, path, error)
       || !check (cowscope_format_fill_lookup_tables (db), db, path, error)
@@ -335,8 +354,9 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
       || (symbolize != NULL && !symbolize (db, path, error)) || !step_done ("symbols")
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")
-      || !exec (db, path, interval_sql, error)
       || !exec (db, path, meta_sql, error)
+      || (recorded_version >= EVENT_COUNTS_SINCE && !exec (db, path, event_counts_sql, error))
+      || !exec (db, path, interval_sql, error)
       || !exec (db, path, "COMMIT", error))
     {
       sqlite3_exec (db, "ROLLBACK", NULL, NULL, NULL);
@@ -345,6 +365,27 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
   /* One self-contained file from now on (a user copies *.cowscope). */
   sqlite3_exec (db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
   return exec (db, path, "PRAGMA journal_mode = DELETE", error);
+}
+
+gboolean
+cowscope_format_reconcile_counts (sqlite3 *db, const char *path, GError **error)
+{
+  static const char sql[] =
+    /* Threads whose counters the recorder never wrote. */
+    "INSERT OR IGNORE INTO threads (pid, tid, produced, stored, dropped)"
+    " SELECT pid, tid, count (*), count (*), 0 FROM events GROUP BY pid, tid;"
+    "INSERT OR IGNORE INTO thread_events (pid, tid) SELECT pid, tid FROM threads;"
+    /* Events: what the events table holds is what was stored. */
+    "UPDATE thread_events SET stored = (SELECT count (*) FROM events e"
+    "  WHERE e.pid = thread_events.pid AND e.tid = thread_events.tid);"
+    "UPDATE thread_events SET produced = max (produced, stored + dropped);"
+    "UPDATE thread_events SET dropped = produced - stored;"
+    /* Records: the last counters the recorder wrote; what it had not
+     * stored by then is lost. */
+    "UPDATE threads SET produced = max (produced, stored + dropped);"
+    "UPDATE threads SET dropped = produced - stored;";
+  return check (cowscope_format_upgrade_schema (db), db, path, error)
+         && exec (db, path, sql, error);
 }
 
 /* Finalizes a session that an older version finalized: its events are in

@@ -41,4 +41,12 @@ gboolean cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbol
  * with @error when @path cannot be opened or the copy cannot be written. */
 char *cowscope_format_finalized_copy (const char *path, GError **error);
 
+/* For a session whose recorder died before finalizing it: brings the
+ * schema to the current version and makes each thread's counters agree
+ * with what the database holds.  Its events are counted from `events`;
+ * records it had produced that never reached the database (in flight
+ * when the recorder died) count as dropped, so produced = stored +
+ * dropped holds again.  In the caller's transaction, if any. */
+gboolean cowscope_format_reconcile_counts (sqlite3 *db, const char *path, GError **error);
+
 G_END_DECLS

@@ -26,6 +26,17 @@ static const char *const tables_v2[] = {
   NULL,
 };
 
+static const char *const tables_v3[] = {
+  "meta", "event_types", "ops", "processes", "threads", "strings", "events",
+  "frames", "stacks", "stack_frames", "cuda_activity", "allocations",
+  "storages", "tensors", "contexts", "lazy_clones", "materializations",
+  "violations", "ranges", "marks", "checkpoints", "checkpoint_objects",
+  "timeline_lanes", "timeline_chunks", "timeline_spans", "timeline_counters",
+  "checkpoint_states", "checkpoint_replays",
+  "thread_events", "process_identity", "peer_faults",
+  NULL,
+};
+
 int
 cowscope_format_schema_version (void)
 {
@@ -51,10 +62,12 @@ const char *const *
 cowscope_format_required_tables (int version)
 {
   G_STATIC_ASSERT (G_N_ELEMENTS (tables_v2) > G_N_ELEMENTS (tables_v1));
+  G_STATIC_ASSERT (G_N_ELEMENTS (tables_v3) > G_N_ELEMENTS (tables_v2));
   switch (version)
     {
     case 1: return tables_v1;
     case 2: return tables_v2;
+    case 3: return tables_v3;
     default: return NULL;
     }
 }

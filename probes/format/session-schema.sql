@@ -1,5 +1,7 @@
--- Cowscope session database, schema version 2 (version 1 lacked the
--- timeline_* tables, checkpoint_states and checkpoint_replays).
+-- Cowscope session database, schema version 3 (version 2 lacked the
+-- thread_events, process_identity and peer_faults tables; version 1
+-- also lacked the timeline_* tables, checkpoint_states and
+-- checkpoint_replays).
 --
 -- One SQLite file per recording (*.cowscope).  Timestamps are integer ns
 -- on CLOCK_MONOTONIC, one clock for engine and CUDA events.  Object ids
@@ -12,7 +14,7 @@
 --
 -- Every table and column is documented in README.md ("Session database").
 
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
@@ -22,7 +24,11 @@ PRAGMA user_version = 2;
 --   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
 --   'unknown'), exit_status, exit_signal, interrupted (1: Ctrl-C on the
 --   recorder), recorder_killed (1: finalized later by `cowscope-cli
---   finalize`), produced, stored, dropped (totals of threads.*),
+--   finalize`), produced, stored, dropped (records: totals of threads.*),
+--   events_produced, events_stored, events_dropped (engine events only:
+--   totals of thread_events.*), block_stopped_waiting (BLOCK mode, when
+--   some thread stopped waiting for room: 'recorder hung up' and/or
+--   'recorder detached'), peer_faults (total of peer_faults.count),
 --   malformed_records (records the recorder could not use), events,
 --   checkpoint_interval, finalized (0 while recording, 1 when done),
 --   index_format (layout of the packed BLOBs below; 1).
@@ -57,6 +63,9 @@ CREATE TABLE processes (
   gpu_status   TEXT             -- 'available' or 'unavailable: <reason>'
 );
 
+-- Records are engine events, interned strings, call stacks and CUDA
+-- records; tid 0 of a process counts the records of its threads that
+-- could not get a ring of their own (all dropped).
 CREATE TABLE threads (
   pid           INTEGER NOT NULL,
   tid           INTEGER NOT NULL,
@@ -64,8 +73,48 @@ CREATE TABLE threads (
   ring_capacity INTEGER,
   produced      INTEGER NOT NULL DEFAULT 0, -- records the thread wrote (stored + dropped)
   stored        INTEGER NOT NULL DEFAULT 0, -- records that reached this database
-  dropped       INTEGER NOT NULL DEFAULT 0, -- records lost to a full ring
+  dropped       INTEGER NOT NULL DEFAULT 0, -- records lost (full ring, no ring, damaged ring)
   PRIMARY KEY (pid, tid)
+) WITHOUT ROWID;
+
+-- Of each threads row's records, the engine events (produced = stored +
+-- dropped), and in BLOCK mode why the thread stopped waiting for room.
+CREATE TABLE thread_events (
+  pid             INTEGER NOT NULL,
+  tid             INTEGER NOT NULL,
+  produced        INTEGER NOT NULL DEFAULT 0,
+  stored          INTEGER NOT NULL DEFAULT 0,
+  dropped         INTEGER NOT NULL DEFAULT 0,
+  stopped_waiting TEXT,          -- 'recorder hung up', 'recorder detached', or
+                                 -- NULL: it never had to
+  PRIMARY KEY (pid, tid)
+) WITHOUT ROWID;
+
+-- Where each processes row's identity comes from, and what the process
+-- said about itself, kept apart: processes.pid is the kernel's
+-- (SO_PEERCRED of its connection); ppid, exe and cmdline come from
+-- /proc/PID ('kernel'), from what the recorder started when /proc was
+-- already gone ('spawned'), or from the process's own HELLO ('claimed').
+CREATE TABLE process_identity (
+  pid             INTEGER PRIMARY KEY,
+  identity        TEXT NOT NULL,  -- 'kernel', 'spawned', 'claimed'
+  claimed_pid     INTEGER,        -- its HELLO, unchecked
+  claimed_ppid    INTEGER,
+  claimed_exe     TEXT,
+  claimed_cmdline TEXT
+);
+
+-- Peers the recorder refused, in whole or in part: a connection of
+-- another user, malformed messages, descriptors that are not rings,
+-- damaged rings, records it could not use.  pid and uid are the
+-- kernel's (SO_PEERCRED).
+CREATE TABLE peer_faults (
+  pid    INTEGER NOT NULL,
+  uid    INTEGER,
+  fault  TEXT NOT NULL,          -- what was refused
+  count  INTEGER NOT NULL,
+  detail TEXT,                   -- the first one, in words
+  PRIMARY KEY (pid, fault)
 ) WITHOUT ROWID;
 
 -- Interned strings: tensor names, user ranges and marks, kernel names.

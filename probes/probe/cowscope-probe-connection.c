@@ -3,14 +3,24 @@
  *
  * One connection per process, opened by the process that uses it (a
  * forked child opens its own).  Everything here runs on cold paths under
- * cowscope_probe_lock; sends never raise SIGPIPE and never block for more
- * than a few seconds, so a stuck or dead recorder cannot hang the target.
+ * cowscope_probe_lock; sends never raise SIGPIPE.  In DROP mode a send
+ * waits at most a few seconds for a recorder that does not read (the
+ * message is then lost, not the connection); in BLOCK mode it waits for
+ * as long as the recorder is alive, like the rings do.  A dead recorder
+ * fails every send at once (the kernel wakes blocked senders when the
+ * other end closes).
+ *
+ * The connection's fd stays open until the process ends (or forks), even
+ * after the recorder is gone, so that BLOCK-mode writers on any thread
+ * can poll it for the hang-up without a lock.
  */
 #include "cowscope-probe-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,10 +33,22 @@
 pthread_mutex_t cowscope_probe_lock = PTHREAD_MUTEX_INITIALIZER;
 _Atomic bool cowscope_probe_tracing = false;
 
+/* Written under cowscope_probe_lock; read without it by the liveness
+ * check.  Never closed while other threads may poll it (see above). */
+static _Atomic int conn_fd = -1;
+/* The recorder is gone for this process (a send failed for good or the
+ * socket hung up); set once, any thread. */
+static _Atomic bool conn_lost;
+static _Atomic bool hangup_reported;
+
 /* The rest is under cowscope_probe_lock. */
-static int conn_fd = -1;
 static bool opening; /* inside open: failures are reported by the caller */
 static uint32_t maps_generation;
+/* dl_iterate_phdr's load and unload counts when the last copy of the
+ * maps was sent: equal counts mean no object was loaded or unloaded
+ * since, so the copy is still good. */
+static unsigned long long maps_sent_adds, maps_sent_subs;
+static bool maps_sent;
 /* Message buffers: static so that threads with small stacks can send. */
 static char maps_chunk[COWSCOPE_MAPS_CHUNK_BYTES];
 #define CMDLINE_MAX 32768
@@ -36,29 +58,26 @@ static char hello_cmdline[CMDLINE_MAX];
 /* How long one send may wait for a recorder that does not read. */
 #define SEND_TIMEOUT_S 10
 
-/* Closes the connection after a failed send and turns tracing off: the
- * recorder is gone, so nothing new is worth setting up. */
+/* The recorder is gone (a send failed for good): turns tracing off, so
+ * nothing new is set up; the fd stays open (see the file comment). */
 static void
 connection_lost_locked (int saved_errno)
 {
-  if (conn_fd >= 0 && !opening)
-    {
-      cowscope_probe_warn ("lost the connection to the recorder: %s; tracing is off",
-                           strerror (saved_errno));
-    }
-  if (conn_fd >= 0)
-    close (conn_fd);
-  conn_fd = -1;
-  /* Relaxed: a hint for cold paths, which re-check under the lock. */
+  /* Relaxed: flags read as hints; cold paths re-check under the lock. */
+  if (!opening && !atomic_exchange_explicit (&conn_lost, true, memory_order_relaxed))
+    cowscope_probe_warn ("lost the connection to the recorder: %s; tracing is off",
+                         strerror (saved_errno));
+  atomic_store_explicit (&conn_lost, true, memory_order_relaxed);
   atomic_store_explicit (&cowscope_probe_tracing, false, memory_order_relaxed);
 }
 
 /* Sends one datagram: a header of @type then @n_parts payload parts, and
- * @pass_fd as SCM_RIGHTS when it is >= 0.  False (errno set) on failure. */
-static bool
+ * @pass_fd as SCM_RIGHTS when it is >= 0.  errno is set unless SENT. */
+static ProbeSendResult
 send_message_locked (uint32_t type, const struct iovec *parts, int n_parts,
                      int pass_fd)
 {
+  int fd = atomic_load_explicit (&conn_fd, memory_order_relaxed);
   CowscopeMessageHeader header = { .type = type, .size = 0 };
   struct iovec iov[4];
   union {
@@ -67,10 +86,10 @@ send_message_locked (uint32_t type, const struct iovec *parts, int n_parts,
   } control;
   struct msghdr msg = { 0 };
 
-  if (conn_fd < 0 || n_parts > 3)
+  if (fd < 0 || atomic_load_explicit (&conn_lost, memory_order_relaxed) || n_parts > 3)
     {
       errno = ENOTCONN;
-      return false;
+      return PROBE_RECORDER_GONE;
     }
   iov[0].iov_base = &header;
   iov[0].iov_len = sizeof header;
@@ -95,16 +114,21 @@ send_message_locked (uint32_t type, const struct iovec *parts, int n_parts,
 
   ssize_t sent;
   do
-    sent = sendmsg (conn_fd, &msg, MSG_NOSIGNAL);
+    sent = sendmsg (fd, &msg, MSG_NOSIGNAL);
   while (sent < 0 && errno == EINTR);
   if (sent < 0)
     {
       int saved = errno;
+      /* A timed-out send (DROP mode) loses this message only: the
+       * recorder is alive and the rings it has keep working. */
+      if (saved == EAGAIN || saved == EWOULDBLOCK || saved == ENOBUFS
+          || saved == ENOMEM)
+        return PROBE_SEND_FAILED;
       connection_lost_locked (saved);
       errno = saved;
-      return false;
+      return PROBE_RECORDER_GONE;
     }
-  return true;
+  return PROBE_SENT;
 }
 
 /* Reads a whole small file (a /proc one) into @buffer, up to @size bytes
@@ -139,7 +163,7 @@ clock_ns (clockid_t id)
 }
 
 /* Sends HELLO: ids, clocks, executable and command line. */
-static bool
+static ProbeSendResult
 send_hello_locked (void)
 {
   CowscopeHello hello = {
@@ -172,19 +196,41 @@ send_hello_locked (void)
   return send_message_locked (COWSCOPE_MESSAGE_HELLO, parts, 3, -1);
 }
 
-/* Sends /proc/self/maps as a new generation of MAPS chunks.  The text is
- * read chunk by chunk; the last chunk (possibly empty) says final = 1. */
-bool
+/* dl_iterate_phdr callback: the loader's load and unload counts (the
+ * same in every entry), then stop. */
+static int
+loaded_objects (struct dl_phdr_info *info, size_t size, void *data)
+{
+  unsigned long long *counts = data;
+  if (size < offsetof (struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+    return 1; /* an old loader: counts unknown, always send */
+  counts[0] = info->dlpi_adds;
+  counts[1] = info->dlpi_subs;
+  return 1;
+}
+
+/* Sends /proc/self/maps as a new generation of MAPS chunks, unless no
+ * object was loaded or unloaded since the last copy (a new thread alone
+ * changes nothing a symbolizer needs, and a big map costs every thread's
+ * set-up).  The text is read chunk by chunk; the last chunk (possibly
+ * empty) says final = 1. */
+ProbeSendResult
 cowscope_probe_connection_send_maps_locked (void)
 {
+  unsigned long long counts[2] = { ~0ull, ~0ull };
+  dl_iterate_phdr (loaded_objects, counts);
+  if (maps_sent && counts[0] != ~0ull && counts[0] == maps_sent_adds
+      && counts[1] == maps_sent_subs)
+    return PROBE_SENT;
+
   int fd = open ("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return true; /* nothing to say; the recorder copes without maps */
+    return PROBE_SENT; /* nothing to say; the recorder copes without maps */
 
   CowscopeMapsChunk chunk = { .generation = ++maps_generation, .final = 0, .offset = 0 };
-  bool ok = true;
+  ProbeSendResult result = PROBE_SENT;
   bool eof = false;
-  while (ok && !eof)
+  while (result == PROBE_SENT && !eof)
     {
       size_t length = 0;
       while (length < sizeof maps_chunk)
@@ -201,11 +247,17 @@ cowscope_probe_connection_send_maps_locked (void)
         }
       chunk.final = eof ? 1 : 0;
       struct iovec parts[2] = { { &chunk, sizeof chunk }, { maps_chunk, length } };
-      ok = send_message_locked (COWSCOPE_MESSAGE_MAPS, parts, 2, -1);
+      result = send_message_locked (COWSCOPE_MESSAGE_MAPS, parts, 2, -1);
       chunk.offset += length;
     }
   close (fd);
-  return ok;
+  if (result == PROBE_SENT)
+    {
+      maps_sent = true;
+      maps_sent_adds = counts[0];
+      maps_sent_subs = counts[1];
+    }
+  return result;
 }
 
 /* Opens this process's connection if it has none: socket, connect,
@@ -216,8 +268,14 @@ cowscope_probe_connection_open_locked (char *reason, size_t reason_size)
   const CowscopeProbeConfig *c = &cowscope_probe_config;
   struct sockaddr_un address = { .sun_family = AF_UNIX };
 
-  if (conn_fd >= 0)
+  if (atomic_load_explicit (&conn_fd, memory_order_relaxed) >= 0
+      && !atomic_load_explicit (&conn_lost, memory_order_relaxed))
     return true;
+  if (atomic_load_explicit (&conn_lost, memory_order_relaxed))
+    {
+      snprintf (reason, reason_size, "the recorder is gone");
+      return false;
+    }
   if (c->socket_path_too_long)
     {
       snprintf (reason, reason_size, "the path is longer than %zu bytes",
@@ -242,27 +300,57 @@ cowscope_probe_connection_open_locked (char *reason, size_t reason_size)
       close (fd);
       return false;
     }
-  struct timeval timeout = { .tv_sec = SEND_TIMEOUT_S };
-  setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  /* BLOCK mode waits for the recorder like the rings do (a dead one
+   * fails the send at once); DROP mode gives a message up after a while. */
+  if (c->ring_policy != COWSCOPE_RING_BLOCK)
+    {
+      struct timeval timeout = { .tv_sec = SEND_TIMEOUT_S };
+      setsockopt (fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    }
 
-  conn_fd = fd;
+  atomic_store_explicit (&conn_fd, fd, memory_order_relaxed);
   opening = true;
-  bool said = send_hello_locked () && cowscope_probe_connection_send_maps_locked ();
+  maps_sent = false;
+  bool said = send_hello_locked () == PROBE_SENT
+              && cowscope_probe_connection_send_maps_locked () == PROBE_SENT;
   opening = false;
   if (!said)
     {
       snprintf (reason, reason_size, "the recorder closed the connection");
-      if (conn_fd >= 0)
-        close (conn_fd);
-      conn_fd = -1;
+      /* No thread polls it yet: the process had no connection. */
+      atomic_store_explicit (&conn_fd, -1, memory_order_relaxed);
+      atomic_store_explicit (&conn_lost, false, memory_order_relaxed);
+      close (fd);
       return false;
     }
   return true;
 }
 
+/* Polls the connection for the recorder's hang-up, without blocking. */
+bool
+cowscope_probe_connection_alive (void *unused)
+{
+  (void) unused;
+  /* Relaxed: the fd number is stable for the process's life. */
+  if (atomic_load_explicit (&conn_lost, memory_order_relaxed))
+    return false;
+  int fd = atomic_load_explicit (&conn_fd, memory_order_relaxed);
+  if (fd < 0)
+    return true; /* not connected yet: nothing says the recorder is gone */
+  struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+  if (poll (&p, 1, 0) <= 0 || (p.revents & (POLLHUP | POLLRDHUP | POLLERR)) == 0)
+    return true;
+  atomic_store_explicit (&conn_lost, true, memory_order_relaxed);
+  atomic_store_explicit (&cowscope_probe_tracing, false, memory_order_relaxed);
+  if (!atomic_exchange_explicit (&hangup_reported, true, memory_order_relaxed))
+    cowscope_probe_warn ("the recorder is gone (its socket hung up); events that "
+                         "find a full ring are dropped and counted from now on");
+  return false;
+}
+
 /* Sends RING for a new ring; the fd is duplicated into the recorder by
  * the kernel, the caller keeps its own. */
-bool
+ProbeSendResult
 cowscope_probe_connection_send_ring_locked (int ring_fd, uint32_t tid,
                                             const char name[16])
 {
@@ -295,7 +383,7 @@ cowscope_probe_connection_send_bye (void)
   struct iovec parts[1] = { { &bye, sizeof bye } };
 
   pthread_mutex_lock (&cowscope_probe_lock);
-  if (conn_fd >= 0)
+  if (atomic_load_explicit (&conn_fd, memory_order_relaxed) >= 0)
     send_message_locked (COWSCOPE_MESSAGE_BYE, parts, 1, -1);
   pthread_mutex_unlock (&cowscope_probe_lock);
 }
@@ -305,8 +393,12 @@ cowscope_probe_connection_send_bye (void)
 void
 cowscope_probe_connection_forget_locked (void)
 {
-  if (conn_fd >= 0)
-    close (conn_fd);
-  conn_fd = -1;
+  /* The child has one thread: nobody else polls the fd. */
+  int fd = atomic_exchange_explicit (&conn_fd, -1, memory_order_relaxed);
+  if (fd >= 0)
+    close (fd);
+  atomic_store_explicit (&conn_lost, false, memory_order_relaxed);
+  atomic_store_explicit (&hangup_reported, false, memory_order_relaxed);
   maps_generation = 0;
+  maps_sent = false;
 }

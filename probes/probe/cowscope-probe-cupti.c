@@ -351,7 +351,7 @@ buffer_completed (CUcontext context, uint32_t stream_id, uint8_t *buffer,
                   size_t size, size_t valid_size)
 {
   (void) size;
-  CowscopeProbeThread *t = cowscope_probe_enter ();
+  CowscopeProbeThread *t = cowscope_probe_enter (false, NULL);
   uint64_t unusable = 0;
 
   if (t != NULL && valid_size > 0)
@@ -375,7 +375,7 @@ buffer_completed (CUcontext context, uint32_t stream_id, uint8_t *buffer,
     dropped = 0;
   if (t != NULL)
     {
-      cowscope_probe_thread_count_drops (t, unusable + dropped);
+      cowscope_probe_thread_count_drops (t, unusable + dropped, 0);
       cowscope_probe_leave ();
     }
   buffer_release (buffer);

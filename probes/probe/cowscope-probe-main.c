@@ -43,6 +43,11 @@ probe_start (void)
       return;
     }
 
+  /* Stacks first: backtrace()'s warm-up loads libgcc_s, which the first
+   * copy of the maps then covers. */
+  if (!c->cuda_only && c->stacks)
+    cowscope_probe_stack_init ();
+
   pthread_mutex_lock (&cowscope_probe_lock);
   bool connected = cowscope_probe_connection_open_locked (reason, sizeof reason);
   pthread_mutex_unlock (&cowscope_probe_lock);
@@ -60,8 +65,8 @@ probe_start (void)
 
   if (!c->cuda_only)
     {
-      if (c->stacks)
-        cowscope_probe_stack_init ();
+      /* The main thread's ring now, before main() records anything. */
+      cowscope_probe_thread_prepare ();
       cowscope_probe_sink_install ();
     }
   if (c->cuda)

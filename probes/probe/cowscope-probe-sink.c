@@ -52,14 +52,26 @@ correlate_device_copy (const CowTraceEvent *event)
 }
 
 /* CowTraceSink.event: the event into this thread's ring, then its stack
- * when it takes one.  Never blocks except in BLOCK mode on a full ring. */
+ * when it takes one.  Never blocks except in BLOCK mode on a full ring.
+ * When this call had to set the thread's ring up first (the fallback for
+ * threads that did not start through the probe's trampoline), the event
+ * is stamped after the set-up: the engine took its time before calling
+ * us, and the set-up must not count inside the span it opens. */
 static void
 sink_event (const CowTraceEvent *event, void *user_data)
 {
   (void) user_data;
+  bool set_up_now = false;
+  CowTraceEvent restamped;
+  CowscopeProbeThread *t = cowscope_probe_enter (true, &set_up_now);
+  if (PROBE_UNLIKELY (set_up_now))
+    {
+      restamped = *event;
+      restamped.time_ns = cow_trace_now_ns ();
+      event = &restamped;
+    }
   if (event->type == COW_EVENT_MATERIALIZE_BEGIN || event->type == COW_EVENT_MATERIALIZE_END)
     correlate_device_copy (event);
-  CowscopeProbeThread *t = cowscope_probe_enter ();
   if (PROBE_UNLIKELY (t == NULL))
     return;
   bool stored = cowscope_ring_write_event (t->ring, event);
@@ -77,7 +89,7 @@ sink_string (uint64_t string_id, const char *text, size_t length,
              void *user_data)
 {
   (void) user_data;
-  CowscopeProbeThread *t = cowscope_probe_enter ();
+  CowscopeProbeThread *t = cowscope_probe_enter (false, NULL);
   if (PROBE_UNLIKELY (t == NULL))
     return;
   cowscope_ring_write_string (t->ring, string_id, text, length);

@@ -5,9 +5,11 @@
  * CUDA driver through CUDA_INJECTION64_PATH for `record --cuda-only`) and
  * sets itself up from the environment (cowscope-protocol.h).  Its few
  * exported functions are looked up at run time by whoever needs them
- * (dlsym), so nothing has to link against the probe.
+ * (dlsym), so nothing has to link against the probe.  It also defines
+ * pthread_create, which interposes libc's when preloaded: a new thread
+ * gets its ring before its start routine runs (cowscope-probe-spawn.c).
  *
- * In-target code: libc, libdl and pthreads only (DESIGN.md, "Layering").
+ * In-target code: libc, libdl and pthreads only (HACKING.md, "Layering").
  */
 #pragma once
 
@@ -30,6 +32,12 @@ COWSCOPE_PROBE_PUBLIC int cowscope_probe_push_external_correlation (uint64_t op_
 /* Ends the innermost external correlation of the calling thread and
  * returns its id, or 0 when none was pushed or tracing is off. */
 COWSCOPE_PROBE_PUBLIC uint64_t cowscope_probe_pop_external_correlation (void);
+
+/* How many threads of this process got their ring inside a sink call
+ * (the fallback for threads that did not start through the probe's
+ * pthread_create, such as a forked child's) rather than before their
+ * first event.  A diagnostic for tests and benchmarks. */
+COWSCOPE_PROBE_PUBLIC uint64_t cowscope_probe_lazy_setups (void);
 
 /* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH): the
  * driver calls it from cuInit().  Connects to the recorder and starts

@@ -1,4 +1,4 @@
-/* cowscope-collector.c — the recorder's drain-and-write thread. */
+/* cowscope-collector.c — the recorder's drain-and-write threads. */
 #include "cowscope-collector.h"
 
 #include <string.h>
@@ -6,6 +6,7 @@
 
 #include "cowscope-protocol.h"
 #include "cowscope-stack-events.h"
+#include "cowscope-recorder-error.h"
 #include "cowscope-thread-priority.h"
 
 /* Records taken from one ring before moving to the next, so one busy
@@ -18,12 +19,17 @@
 /* How long the thread sleeps when every ring was empty. */
 #define IDLE_WAIT_US 500
 
+/* Final-drain passes before the rings are detached: a producer that
+ * keeps writing after the target ended cannot hold the recording open. */
+#define FINAL_DRAIN_PASSES 64
+
 typedef enum {
   CMD_PROCESS,
   CMD_RING,
   CMD_MAPS,
   CMD_GPU,
   CMD_END,
+  CMD_FAULT,
   CMD_STOP,
 } CommandKind;
 
@@ -33,18 +39,24 @@ typedef struct {
   CommandKind kind;
   uint32_t pid, ppid, tid, generation;
   int64_t ns;
+  int64_t uid;            /* CMD_FAULT */
   int exit_status, exit_signal;
-  char *s1, *s2;
+  char *s1, *s2, *s3, *s4;
+  CowscopeProcessIdentity identity; /* CMD_PROCESS; its strings are s1..s4 */
   CowscopeRing *ring;
-  RingSlot *slot; /* CMD_RING, once the drain thread took the ring */
 } Command;
 
 struct _RingSlot {
-  CowscopeRing *ring;
+  CowscopeRing *ring;     /* NULL once released (under rings_lock) */
   uint32_t pid, tid;
-  char *name;
+  char *name;             /* as the RING message said */
+  uint64_t capacity;
+  gboolean process_counters; /* carries its process's orphan counters */
   /* Drain thread only. */
   gboolean dead;          /* the ring returned ERROR: unusable */
+  /* Under rings_lock: a released ring's final counters. */
+  gboolean released;
+  CowscopeRingStats final;
   /* Writer thread only. */
   gboolean have_pending;  /* an event that may still get a STACK blob */
   CowTraceEvent pending;
@@ -81,6 +93,8 @@ struct _CowscopeCollector {
   GError *error;                 /* the first write error; read after join */
   gboolean finished;
   int64_t last_thread_update_ns;
+  gint peer_faults;              /* atomic: faults reported so far */
+  CowscopeCollectorTotals final_totals; /* written by the writer's last step */
 };
 
 /* The drain thread stops copying while this much is waiting for the
@@ -100,6 +114,8 @@ command_free (Command *cmd)
 {
   g_free (cmd->s1);
   g_free (cmd->s2);
+  g_free (cmd->s3);
+  g_free (cmd->s4);
   cowscope_ring_free (cmd->ring);
   g_free (cmd);
 }
@@ -133,6 +149,25 @@ slot_free (RingSlot *slot)
   cowscope_ring_free (slot->ring);
   g_free (slot->name);
   g_free (slot);
+}
+
+static Command *
+command_new (CommandKind kind, uint32_t pid)
+{
+  Command *cmd = g_new0 (Command, 1);
+  cmd->kind = kind;
+  cmd->pid = pid;
+  return cmd;
+}
+
+static Command *
+fault_command_new (uint32_t pid, int64_t uid, const char *fault, const char *detail)
+{
+  Command *cmd = command_new (CMD_FAULT, pid);
+  cmd->uid = uid;
+  cmd->s1 = g_strdup (fault);
+  cmd->s2 = g_strdup (detail);
+  return cmd;
 }
 
 static gboolean
@@ -181,7 +216,10 @@ handle_record (CowscopeCollector *c, RingSlot *slot, const CowscopeRingRecord *r
           }
         uint64_t id;
         memcpy (&id, rec->payload, sizeof id);
-        g_autofree char *text = g_memdup2 ((const char *) rec->payload + 8, rec->size - 8);
+        /* An empty string is a string (g_memdup2 would give NULL). */
+        g_autofree char *text = g_malloc (rec->size - 8 + 1);
+        memcpy (text, (const char *) rec->payload + 8, rec->size - 8);
+        text[rec->size - 8] = '\0';
         return cowscope_session_writer_string (c->writer, slot->pid, id, text,
                                                rec->size - 8, error);
       }
@@ -246,12 +284,36 @@ handle_record (CowscopeCollector *c, RingSlot *slot, const CowscopeRingRecord *r
     }
 }
 
+/* Appends command @cmd to @batch (the drain thread's own commands: they
+ * take their place among the records). */
+static void
+batch_add_command (Batch *batch, Command *cmd)
+{
+  BatchItem it = { NULL, cmd, 0, 0, 0 };
+  g_array_append_val (batch->items, it);
+}
+
+/* Releases @slot's ring once its thread finished and every record of it
+ * was copied: its final counters are kept and its memory unmapped.  The
+ * process's counter ring stays (other threads may still count into it). */
+static void
+maybe_release (CowscopeCollector *c, RingSlot *slot)
+{
+  if (slot->dead || slot->process_counters || !cowscope_ring_drained (slot->ring))
+    return;
+  g_mutex_lock (&c->rings_lock);
+  cowscope_ring_get_stats (slot->ring, &slot->final);
+  slot->released = TRUE;
+  g_clear_pointer (&slot->ring, cowscope_ring_free);
+  g_mutex_unlock (&c->rings_lock);
+}
+
 /* Copies up to @budget records of @slot into @batch; returns how many. */
 static long
-drain_slot (RingSlot *slot, long budget, Batch *batch)
+drain_slot (CowscopeCollector *c, RingSlot *slot, long budget, Batch *batch)
 {
   long n = 0;
-  if (slot->dead)
+  if (slot->dead || slot->released)
     return 0;
   long ring_budget = (long) (cowscope_ring_get_capacity (slot->ring)
                              / (2 * (sizeof (CowTraceEvent) + sizeof (CowscopeRingRecordHeader))));
@@ -265,9 +327,13 @@ drain_slot (RingSlot *slot, long budget, Batch *batch)
         break;
       if (r == COWSCOPE_RING_READ_ERROR)
         {
-          g_warning ("ring of thread %u in process %u is damaged; ignoring the rest of it",
-                     slot->tid, slot->pid);
+          /* The peer's fault: its other rings and every other peer's go
+           * on.  Detached, so a BLOCK writer on it stops waiting. */
           slot->dead = TRUE;
+          cowscope_ring_detach (slot->ring);
+          g_atomic_int_inc (&c->peer_faults);
+          g_autofree char *detail = g_strdup_printf ("thread %u: %s", slot->tid, err.message);
+          batch_add_command (batch, fault_command_new (slot->pid, -1, "damaged ring", detail));
           break;
         }
       BatchItem it = { slot, NULL, rec.kind, rec.size, batch->data->len };
@@ -280,6 +346,8 @@ drain_slot (RingSlot *slot, long budget, Batch *batch)
       cowscope_ring_advance (slot->ring, &rec);
       n++;
     }
+  if (n < budget)
+    maybe_release (c, slot);
   return n;
 }
 
@@ -290,7 +358,7 @@ drain_all (CowscopeCollector *c, long budget, Batch *batch)
   /* Only this thread appends to rings; reading without the lock is safe
    * here, the lock orders appends against the writer's reads. */
   for (guint i = 0; i < c->rings->len; i++)
-    total += drain_slot (g_ptr_array_index (c->rings, i), budget, batch);
+    total += drain_slot (c, g_ptr_array_index (c->rings, i), budget, batch);
   return total;
 }
 
@@ -335,13 +403,19 @@ drain_thread (gpointer data)
               slot->pid = cmd->pid;
               slot->tid = cmd->tid;
               slot->name = g_strdup (cmd->s1);
+              slot->capacity = cowscope_ring_get_capacity (slot->ring);
+              CowscopeRingStats st;
+              cowscope_ring_get_stats (slot->ring, &st);
+              slot->process_counters = (st.flags & COWSCOPE_RING_FLAG_PROCESS_COUNTERS) != 0;
+              cowscope_ring_attach (slot->ring);
               g_mutex_lock (&c->rings_lock);
               g_ptr_array_add (c->rings, slot);
               g_mutex_unlock (&c->rings_lock);
-              cmd->slot = slot;
+              /* Its threads row is written once it produced something. */
+              command_free (cmd);
+              continue;
             }
-          BatchItem it = { NULL, cmd, 0, 0, 0 };
-          g_array_append_val (batch->items, it);
+          batch_add_command (batch, cmd);
         }
       if (stop)
         break;
@@ -361,25 +435,113 @@ drain_thread (gpointer data)
         }
     }
 
-  /* The final drain: until every ring is empty. */
-  while (drain_all (c, G_MAXLONG, batch) > 0)
+  /* The final drain: until every ring is empty (or a few passes, should
+   * a surviving process keep writing), then every ring is detached, so
+   * that BLOCK writers stop waiting, and drained once more for what came
+   * in meanwhile.  Whatever is published later is counted as dropped. */
+  for (int pass = 0; pass < FINAL_DRAIN_PASSES && drain_all (c, G_MAXLONG, batch) > 0; pass++)
     batch = push_batch (c, batch);
+  for (guint i = 0; i < c->rings->len; i++)
+    {
+      RingSlot *slot = g_ptr_array_index (c->rings, i);
+      if (slot->ring != NULL)
+        cowscope_ring_detach (slot->ring);
+    }
+  drain_all (c, G_MAXLONG, batch);
   batch->stop = TRUE;
   g_atomic_int_add (&c->queued_bytes, (gint) MIN (batch->data->len, G_MAXINT / 2));
   g_async_queue_push (c->batches, batch);
   return NULL;
 }
 
+/* One threads row being summed (rings of one (pid, tid), should a tid
+ * have been reused). */
 typedef struct {
-  uint32_t pid, tid;
-  const char *name;
-  uint64_t capacity, produced, stored, dropped;
+  CowscopeThreadRow row;
+  char name[COWSCOPE_RING_NAME_BYTES + 1];
+  uint32_t gone;            /* CowscopeRingGoneReason, the latest seen */
 } ThreadSums;
 
-/* Writes the threads table from the rings' counters (summing rings of one
- * (pid, tid), should a tid have been reused). */
+/* @slot's counters: a released ring's final ones, else the live ones.
+ * Caller holds rings_lock. */
+static void
+slot_stats_locked (RingSlot *slot, CowscopeRingStats *st)
+{
+  if (slot->released)
+    *st = slot->final;
+  else
+    cowscope_ring_get_stats (slot->ring, st);
+}
+
+/* The sums of (@pid, @tid) in @sums, created empty when new. */
+static ThreadSums *
+thread_sums (GHashTable *sums, uint32_t pid, uint32_t tid)
+{
+  gint64 key = ((gint64) pid << 32) | tid;
+  ThreadSums *t = g_hash_table_lookup (sums, &key);
+  if (t == NULL)
+    {
+      t = g_new0 (ThreadSums, 1);
+      t->row.pid = pid;
+      t->row.tid = tid;
+      g_hash_table_insert (sums, g_memdup2 (&key, sizeof key), t);
+    }
+  return t;
+}
+
+/* Adds @slot's counters to its thread's sums.  stored is what the drain
+ * thread consumed; once recording ended (@final), or for a ring given up
+ * as damaged, whatever was produced and not consumed is lost and counted
+ * as dropped, so produced = stored + dropped holds for every row. */
+static void
+add_slot (GHashTable *sums, RingSlot *slot, const CowscopeRingStats *st, gboolean final)
+{
+  ThreadSums *t = thread_sums (sums, slot->pid, slot->tid);
+  gboolean lost_rest = final || slot->dead;
+  t->row.ring_capacity = slot->capacity;
+  t->row.produced += st->produced;
+  t->row.stored += st->consumed;
+  t->row.dropped += lost_rest ? st->produced - st->consumed : st->dropped;
+  t->row.events_produced += st->events_produced;
+  t->row.events_stored += st->events_consumed;
+  t->row.events_dropped += lost_rest ? st->events_produced - st->events_consumed
+                                     : st->events_dropped;
+  const char *name = st->name[0] != '\0' ? st->name : slot->name;
+  g_strlcpy (t->name, name != NULL ? name : "", sizeof t->name);
+  if (st->gone_reason != COWSCOPE_RING_GONE_NONE)
+    t->gone = st->gone_reason;
+
+  /* Records of the process's threads that had no ring: tid 0. */
+  if (st->orphan_produced > 0)
+    {
+      ThreadSums *o = thread_sums (sums, slot->pid, 0);
+      o->row.produced += st->orphan_produced;
+      o->row.dropped += st->orphan_produced;
+      o->row.events_produced += st->orphan_events_produced;
+      o->row.events_dropped += st->orphan_events_produced;
+      g_strlcpy (o->name, "(no ring)", sizeof o->name);
+    }
+}
+
+static const char *
+gone_reason_text (uint32_t gone)
+{
+  switch (gone)
+    {
+    case COWSCOPE_RING_GONE_HUNG_UP:
+      return "recorder hung up";
+    case COWSCOPE_RING_GONE_DETACHED:
+      return "recorder detached";
+    default:
+      return NULL;
+    }
+}
+
+/* Writes the threads table from the rings' counters: one row per thread
+ * that produced anything.  @final: recording has ended (see add_slot);
+ * then the totals are kept for cowscope_collector_finish(). */
 static gboolean
-write_threads (CowscopeCollector *c, GError **error)
+write_threads (CowscopeCollector *c, gboolean final, GError **error)
 {
   g_autoptr (GHashTable) sums = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   g_mutex_lock (&c->rings_lock);
@@ -387,36 +549,35 @@ write_threads (CowscopeCollector *c, GError **error)
     {
       RingSlot *slot = g_ptr_array_index (c->rings, i);
       CowscopeRingStats st;
-      cowscope_ring_get_stats (slot->ring, &st);
-      gint64 key = ((gint64) slot->pid << 32) | slot->tid;
-      ThreadSums *t = g_hash_table_lookup (sums, &key);
-      if (!t)
-        {
-          t = g_new0 (ThreadSums, 1);
-          t->pid = slot->pid;
-          t->tid = slot->tid;
-          t->name = slot->name;
-          g_hash_table_insert (sums, g_memdup2 (&key, sizeof key), t);
-        }
-      t->capacity = cowscope_ring_get_capacity (slot->ring);
-      /* stored: records this recorder consumed (all written by the time
-       * the final batch is); produced closes the window a killed producer
-       * leaves (see cowscope_ring_get_stats). */
-      t->produced += st.produced;
-      t->stored += st.consumed;
-      t->dropped += st.dropped;
+      slot_stats_locked (slot, &st);
+      add_slot (sums, slot, &st, final);
     }
   g_mutex_unlock (&c->rings_lock);
+
+  CowscopeCollectorTotals totals = { .rings = c->rings->len };
   GHashTableIter it;
   gpointer value;
   g_hash_table_iter_init (&it, sums);
   while (g_hash_table_iter_next (&it, NULL, &value))
     {
       ThreadSums *t = value;
-      if (!cowscope_session_writer_thread (c->writer, t->pid, t->tid, t->name, t->capacity,
-                                           t->produced, t->stored, t->dropped, error))
+      if (t->row.produced == 0)
+        continue; /* a thread that never wrote: no row */
+      t->row.name = t->name[0] != '\0' ? t->name : NULL;
+      t->row.stopped_waiting = gone_reason_text (t->gone);
+      totals.produced += t->row.produced;
+      totals.stored += t->row.stored;
+      totals.dropped += t->row.dropped;
+      totals.events_produced += t->row.events_produced;
+      totals.events_stored += t->row.events_stored;
+      totals.events_dropped += t->row.events_dropped;
+      totals.stopped_hung_up += t->gone == COWSCOPE_RING_GONE_HUNG_UP;
+      totals.stopped_detached += t->gone == COWSCOPE_RING_GONE_DETACHED;
+      if (!cowscope_session_writer_thread (c->writer, &t->row, error))
         return FALSE;
     }
+  if (final)
+    c->final_totals = totals;
   return TRUE;
 }
 
@@ -426,12 +587,7 @@ apply_command (CowscopeCollector *c, Command *cmd, GError **error)
   switch (cmd->kind)
     {
     case CMD_PROCESS:
-      return cowscope_session_writer_process (c->writer, cmd->pid, cmd->ppid, cmd->s1, cmd->s2,
-                                              cmd->ns, error);
-    case CMD_RING:
-      return cowscope_session_writer_thread (c->writer, cmd->pid, cmd->tid, cmd->s1,
-                                             cmd->slot ? cowscope_ring_get_capacity (cmd->slot->ring) : 0,
-                                             0, 0, 0, error);
+      return cowscope_session_writer_process (c->writer, &cmd->identity, cmd->ns, error);
     case CMD_MAPS:
       return cowscope_session_writer_process_maps (c->writer, cmd->pid, cmd->generation,
                                                    cmd->s1, error);
@@ -440,10 +596,25 @@ apply_command (CowscopeCollector *c, Command *cmd, GError **error)
     case CMD_END:
       return cowscope_session_writer_process_end (c->writer, cmd->pid, cmd->ns, cmd->s1,
                                                   cmd->exit_status, cmd->exit_signal, error);
+    case CMD_FAULT:
+      return cowscope_session_writer_peer_fault (c->writer, cmd->pid, cmd->uid, cmd->s1, 1,
+                                                 cmd->s2, error);
+    case CMD_RING:
     case CMD_STOP:
     default:
       return TRUE;
     }
+}
+
+/* Whether @error is one record's fault (it is then cleared: the caller
+ * counts the record and goes on) rather than the session's. */
+static gboolean
+record_refused (GError **error)
+{
+  if (!g_error_matches (*error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_BAD_RECORD))
+    return FALSE;
+  g_clear_error (error);
+  return TRUE;
 }
 
 static gboolean
@@ -455,14 +626,58 @@ write_batch (CowscopeCollector *c, Batch *b, GError **error)
       if (it->cmd)
         {
           if (!apply_command (c, it->cmd, error))
-            return FALSE;
+            {
+              if (!record_refused (error))
+                return FALSE;
+              g_atomic_int_inc (&c->peer_faults);
+            }
           continue;
         }
       CowscopeRingRecord rec = { it->kind, it->size, b->data->data + it->offset, 0 };
       if (!handle_record (c, it->slot, &rec, error))
-        return FALSE;
+        {
+          /* A record the database refused costs that record only. */
+          if (!record_refused (error))
+            return FALSE;
+          it->slot->malformed++;
+        }
     }
   return TRUE;
+}
+
+/* The writer's last step: pending events, malformed records as their
+ * peers' faults, the final threads table, a commit. */
+static gboolean
+write_final (CowscopeCollector *c, GError **error)
+{
+  for (guint i = 0; i < c->rings->len; i++)
+    {
+      RingSlot *slot = g_ptr_array_index (c->rings, i);
+      if (!flush_pending (c, slot, 0, error) && !record_refused (error))
+        return FALSE;
+    }
+  g_autoptr (GHashTable) malformed = g_hash_table_new (NULL, NULL);
+  for (guint i = 0; i < c->rings->len; i++)
+    {
+      RingSlot *slot = g_ptr_array_index (c->rings, i);
+      gpointer key = GUINT_TO_POINTER (slot->pid);
+      uint64_t n = GPOINTER_TO_SIZE (g_hash_table_lookup (malformed, key)) + slot->malformed;
+      g_hash_table_insert (malformed, key, GSIZE_TO_POINTER (n));
+    }
+  GHashTableIter it;
+  gpointer pid, n;
+  g_hash_table_iter_init (&it, malformed);
+  while (g_hash_table_iter_next (&it, &pid, &n))
+    if (GPOINTER_TO_SIZE (n) > 0)
+      {
+        g_atomic_int_inc (&c->peer_faults);
+        if (!cowscope_session_writer_peer_fault (c->writer, GPOINTER_TO_UINT (pid), -1,
+                                                 "malformed records", GPOINTER_TO_SIZE (n),
+                                                 "records the recorder could not use",
+                                                 error))
+          return FALSE;
+      }
+  return write_threads (c, TRUE, error) && cowscope_session_writer_commit (c->writer, error);
 }
 
 /* Records the writer's first error; the recorder sees it through
@@ -510,7 +725,7 @@ writer_thread (gpointer data)
       int64_t now = now_ns ();
       if (now - c->last_thread_update_ns >= COWSCOPE_WRITER_BATCH_NS)
         {
-          if (!write_threads (c, &error))
+          if (!write_threads (c, FALSE, &error))
             {
               failed = TRUE;
               mark_failed (c, g_steal_pointer (&error));
@@ -527,13 +742,7 @@ writer_thread (gpointer data)
 
   if (failed)
     return NULL;
-  for (guint i = 0; i < c->rings->len; i++)
-    if (!flush_pending (c, g_ptr_array_index (c->rings, i), 0, &error))
-      {
-        mark_failed (c, g_steal_pointer (&error));
-        return NULL;
-      }
-  if (!write_threads (c, &error) || !cowscope_session_writer_commit (c->writer, &error))
+  if (!write_final (c, &error))
     mark_failed (c, g_steal_pointer (&error));
   return NULL;
 }
@@ -553,25 +762,27 @@ cowscope_collector_new (CowscopeSessionWriter *writer, gboolean stacks)
   return c;
 }
 
-static Command *
-command_new (CommandKind kind, uint32_t pid)
+void
+cowscope_collector_add_process (CowscopeCollector *c, const CowscopeProcessIdentity *identity,
+                                int64_t start_ns)
 {
-  Command *cmd = g_new0 (Command, 1);
-  cmd->kind = kind;
-  cmd->pid = pid;
-  return cmd;
+  Command *cmd = command_new (CMD_PROCESS, identity->pid);
+  cmd->identity = *identity;
+  cmd->identity.exe = cmd->s1 = g_strdup (identity->exe);
+  cmd->identity.cmdline = cmd->s2 = g_strdup (identity->cmdline);
+  cmd->identity.claimed_exe = cmd->s3 = g_strdup (identity->claimed_exe);
+  cmd->identity.claimed_cmdline = cmd->s4 = g_strdup (identity->claimed_cmdline);
+  cmd->identity.identity = identity->identity; /* a static string */
+  cmd->ns = start_ns;
+  g_async_queue_push (c->queue, cmd);
 }
 
 void
-cowscope_collector_add_process (CowscopeCollector *c, uint32_t pid, uint32_t ppid,
-                                const char *exe, const char *cmdline, int64_t start_ns)
+cowscope_collector_peer_fault (CowscopeCollector *c, uint32_t pid, int64_t uid,
+                               const char *fault, const char *detail)
 {
-  Command *cmd = command_new (CMD_PROCESS, pid);
-  cmd->ppid = ppid;
-  cmd->s1 = g_strdup (exe);
-  cmd->s2 = g_strdup (cmdline);
-  cmd->ns = start_ns;
-  g_async_queue_push (c->queue, cmd);
+  g_atomic_int_inc (&c->peer_faults);
+  g_async_queue_push (c->queue, fault_command_new (pid, uid, fault, detail));
 }
 
 void
@@ -630,13 +841,17 @@ cowscope_collector_get_live_totals (CowscopeCollector *c, CowscopeCollectorTotal
     {
       RingSlot *slot = g_ptr_array_index (c->rings, i);
       CowscopeRingStats st;
-      cowscope_ring_get_stats (slot->ring, &st);
-      totals->produced += st.produced;
+      slot_stats_locked (slot, &st);
+      totals->produced += st.produced + st.orphan_produced;
       totals->stored += st.consumed;
-      totals->dropped += st.dropped;
+      totals->dropped += st.dropped + st.orphan_produced;
+      totals->events_produced += st.events_produced + st.orphan_events_produced;
+      totals->events_stored += st.events_consumed;
+      totals->events_dropped += st.events_dropped + st.orphan_events_produced;
       totals->rings++;
     }
   g_mutex_unlock (&c->rings_lock);
+  totals->peer_faults = (uint64_t) g_atomic_int_get (&c->peer_faults);
 }
 
 gboolean
@@ -654,19 +869,12 @@ cowscope_collector_finish (CowscopeCollector *c, CowscopeCollectorTotals *totals
     }
   if (totals)
     {
-      /* Counters only: no write (the thread already wrote them). */
-      memset (totals, 0, sizeof *totals);
+      /* What the writer's last step wrote (nothing is written here). */
+      *totals = c->final_totals;
+      totals->rings = c->rings->len;
       for (guint i = 0; i < c->rings->len; i++)
-        {
-          RingSlot *slot = g_ptr_array_index (c->rings, i);
-          CowscopeRingStats st;
-          cowscope_ring_get_stats (slot->ring, &st);
-          totals->produced += st.produced;
-          totals->stored += st.consumed;
-          totals->dropped += st.dropped;
-          totals->malformed += slot->malformed;
-          totals->rings++;
-        }
+        totals->malformed += ((RingSlot *) g_ptr_array_index (c->rings, i))->malformed;
+      totals->peer_faults = (uint64_t) g_atomic_int_get (&c->peer_faults);
     }
   if (c->error)
     {

@@ -14,6 +14,8 @@ typedef enum {
   COWSCOPE_RECORDER_ERROR_SPAWN,       /* the target could not be started */
   COWSCOPE_RECORDER_ERROR_NO_PROBE,    /* the probe library was not found */
   COWSCOPE_RECORDER_ERROR_NOT_SESSION, /* a file that is not a session */
+  COWSCOPE_RECORDER_ERROR_BAD_RECORD,  /* one record the database refused
+                                        * (a peer's bad data, not the disk) */
 } CowscopeRecorderError;
 
 GQuark cowscope_recorder_error_quark (void);

@@ -1,4 +1,12 @@
-/* cowscope-recorder.c — records a target into a session database. */
+/* cowscope-recorder.c — records a target into a session database.
+ *
+ * cowscope_record() reads top to bottom as the recording's phases:
+ * check the options, prepare (program, probe, session file, socket),
+ * start the target, run the loop (peers, signals, the target's end),
+ * then finish the session (totals, meta, finalization) and clean up.
+ * The peers' messages are cowscope-peer.c's, the rings' records the
+ * collector's.
+ */
 #include "cowscope-recorder.h"
 
 #include <errno.h>
@@ -6,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,35 +23,47 @@
 #include <unistd.h>
 
 #include "cowscope-format-output.h"
+#include "cowscope-peer.h"
 #include "cowscope-probe-path.h"
 #include "cowscope-protocol.h"
 #include "cowscope-session-finalize.h"
+#include "cowscope-socket-dir.h"
 #include "cowscope-target.h"
 
 /* After the target (the direct child) exited: how long its children may
  * keep their connections open before the session is closed. */
 #define CHILDREN_GRACE_NS ((int64_t) 1000 * 1000 * 1000)
 #define POLL_MS 10
-#define MESSAGE_BYTES (COWSCOPE_MAPS_CHUNK_BYTES + 4096)
 
-typedef struct {
-  int fd;
-  uint32_t pid;
-  gboolean hello;
-  gboolean bye;
-  uint32_t maps_generation;
-  GString *maps;
-} Connection;
-
+/* One recording in progress. */
 typedef struct {
   const CowscopeRecordOptions *options;
-  CowscopeCollector *collector;
-  GPtrArray *connections; /* Connection* */
-  GHashTable *seen_pids;  /* pids that said HELLO */
+  CowscopeRecordResult *result;
+  char *program;               /* the resolved target */
+  char *probe;
+  char *socket_dir;
+  char *socket_path;
+  int listen_fd;
+  CowscopeSessionWriter *writer; /* until the collector takes it */
+  CowscopePeerContext peers_context;
+  GPtrArray *peers;            /* CowscopePeer*, open connections */
   pid_t child;
-  char *gpu_status;       /* of the target (or its first process that reported) */
-  uint8_t *buffer;
-} Loop;
+  /* The loop's state. */
+  int wait_status;
+  gboolean child_done;
+  gboolean killed_for_error;
+  int64_t start_ns;
+  int64_t spawn_ns;            /* CLOCK_MONOTONIC when the target was started */
+  int64_t child_end_ns;
+  int64_t kill_deadline_ns;
+  int64_t next_progress_ns;
+  int handled_signals;
+  /* Signal handlers and the file limit to put back. */
+  gboolean handlers;
+  struct sigaction old_int, old_term, old_pipe;
+  gboolean file_limit_raised;
+  struct rlimit old_file_limit;
+} Recording;
 
 /* Signal delivery to the loop: the handler only writes a byte. */
 static int signal_pipe[2] = { -1, -1 };
@@ -91,39 +112,31 @@ cowscope_record_result_clear (CowscopeRecordResult *result)
 {
   g_clear_pointer (&result->session_path, g_free);
   g_clear_pointer (&result->target_end, g_free);
+  g_clear_pointer (&result->block_stopped_waiting, g_free);
 }
 
-static void
-connection_free (Connection *c)
-{
-  if (c->fd >= 0)
-    close (c->fd);
-  if (c->maps)
-    g_string_free (c->maps, TRUE);
-  g_free (c);
-}
+/* ---- Preparing ---------------------------------------------------- */
 
-/* A private directory for the socket: $XDG_RUNTIME_DIR when it is ours
- * and writable, else the temporary directory; mode 0700 either way. */
-static char *
-make_socket_dir (GError **error)
+/* Bad options fail before anything is created. */
+static gboolean
+check_options (const CowscopeRecordOptions *o, GError **error)
 {
-  const char *runtime = g_getenv ("XDG_RUNTIME_DIR");
-  struct stat st;
-  const char *parent = g_get_tmp_dir ();
-  if (runtime && g_path_is_absolute (runtime) && stat (runtime, &st) == 0 && S_ISDIR (st.st_mode)
-      && st.st_uid == getuid () && access (runtime, W_OK | X_OK) == 0)
-    parent = runtime;
-  char *tmpl = g_build_filename (parent, "cowscope-XXXXXX", NULL);
-  if (!g_mkdtemp_full (tmpl, 0700))
+  if (!o->argv || !o->argv[0])
     {
-      int saved = errno;
       g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
-                   "cannot create a socket directory in '%s': %s", parent, g_strerror (saved));
-      g_free (tmpl);
-      return NULL;
+                   "no program to record");
+      return FALSE;
     }
-  return tmpl;
+  if (o->ring_capacity
+      && (o->ring_capacity < 4096 || o->ring_capacity > COWSCOPE_RING_MAX_CAPACITY
+          || (o->ring_capacity & (o->ring_capacity - 1)) != 0))
+    {
+      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
+                   "ring size %" G_GUINT64_FORMAT " is not a power of two from 4096 to %"
+                   G_GUINT64_FORMAT, o->ring_capacity, (guint64) COWSCOPE_RING_MAX_CAPACITY);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static int
@@ -154,6 +167,90 @@ fail:;
                "cannot listen on '%s': %s", path, g_strerror (saved));
   return -1;
 }
+
+static char *
+default_output (const char *program)
+{
+  g_autofree char *base = g_path_get_basename (program);
+  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+  g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+  return g_strdup_printf ("cowscope-%s-%s.cowscope", base, stamp);
+}
+
+/* Program and probe first (nothing is created for a program that cannot
+ * run), then the session file, then the private socket. */
+static gboolean
+prepare (Recording *r, GError **error)
+{
+  const CowscopeRecordOptions *o = r->options;
+  r->program = cowscope_target_resolve (o->argv[0], error);
+  if (!r->program)
+    return FALSE;
+  r->probe = o->probe_path ? g_strdup (o->probe_path) : cowscope_probe_path_find (error);
+  if (!r->probe)
+    return FALSE;
+
+  r->result->session_path = o->output ? g_strdup (o->output) : default_output (o->argv[0]);
+  /* `record -o PROGRAM --force -- PROGRAM` would delete the program. */
+  if (!cowscope_format_check_output (r->result->session_path, r->program,
+                                     "the program to record", error)
+      || !cowscope_format_check_output (r->result->session_path, r->probe, "the probe library",
+                                        error))
+    return FALSE;
+  r->writer = cowscope_session_writer_create (r->result->session_path, o->force, error);
+  if (!r->writer)
+    return FALSE;
+
+  r->socket_dir = cowscope_socket_dir_create (error);
+  if (!r->socket_dir)
+    return FALSE;
+  r->socket_path = g_build_filename (r->socket_dir, "socket", NULL);
+  r->listen_fd = listen_socket (r->socket_path, error);
+  return r->listen_fd >= 0;
+}
+
+/* SIGINT and SIGTERM stop the target through the loop; SIGPIPE is
+ * ignored (a peer that hangs up must not kill the recorder). */
+static gboolean
+install_signal_handlers (Recording *r, GError **error)
+{
+  if (pipe2 (signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    {
+      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
+                   "cannot create a pipe: %s", g_strerror (errno));
+      return FALSE;
+    }
+  signal_count = 0;
+  struct sigaction sa = { .sa_handler = on_signal };
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, &r->old_int);
+  sigaction (SIGTERM, &sa, &r->old_term);
+  struct sigaction ign = { .sa_handler = SIG_IGN };
+  sigemptyset (&ign.sa_mask);
+  sigaction (SIGPIPE, &ign, &r->old_pipe);
+  r->handlers = TRUE;
+  return TRUE;
+}
+
+static void
+restore_signal_handlers (Recording *r)
+{
+  if (r->handlers)
+    {
+      sigaction (SIGINT, &r->old_int, NULL);
+      sigaction (SIGTERM, &r->old_term, NULL);
+      sigaction (SIGPIPE, &r->old_pipe, NULL);
+      r->handlers = FALSE;
+    }
+  for (int i = 0; i < 2; i++)
+    if (signal_pipe[i] >= 0)
+      {
+        close (signal_pipe[i]);
+        signal_pipe[i] = -1;
+      }
+}
+
+/* ---- Starting the target ------------------------------------------ */
 
 /* The target's environment: ours, plus the probe's settings, plus
  * --env K=V (which win). */
@@ -193,214 +290,224 @@ target_environment (const CowscopeRecordOptions *o, const char *probe, const cha
   return env;
 }
 
-static char *
-default_output (const char *program)
-{
-  g_autofree char *base = g_path_get_basename (program);
-  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-  g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
-  return g_strdup_printf ("cowscope-%s-%s.cowscope", base, stamp);
-}
-
-/* The NUL-separated @cmdline as one space-joined string. */
-static char *
-join_cmdline (const char *cmdline, size_t length)
-{
-  GString *s = g_string_sized_new (length);
-  for (size_t i = 0; i < length; i++)
-    g_string_append_c (s, cmdline[i] ? cmdline[i] : ' ');
-  while (s->len && s->str[s->len - 1] == ' ')
-    g_string_truncate (s, s->len - 1);
-  return g_string_free (s, FALSE);
-}
-
+/* Raises the recorder's soft limit on open files to the hard limit: a
+ * ring costs the recorder no descriptor once mapped, but every process
+ * holds a connection and each ring passes through one while it arrives.
+ * Called after the target started, which keeps the limit it had; put
+ * back when the recording ends (an embedding application starts other
+ * programs, which should not inherit it). */
 static void
-handle_message (Loop *loop, Connection *c, const uint8_t *data, size_t n, int *fds, int n_fds)
+raise_file_limit (Recording *r)
 {
-  CowscopeMessageHeader h;
-  if (n < sizeof h)
-    return;
-  memcpy (&h, data, sizeof h);
-  const uint8_t *p = data + sizeof h;
-  size_t size = n - sizeof h;
-  if (h.size != size)
-    return;
-
-  switch (h.type)
+  struct rlimit limit;
+  if (getrlimit (RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max)
     {
-    case COWSCOPE_MESSAGE_HELLO:
-      {
-        CowscopeHello hello;
-        if (size < sizeof hello)
-          return;
-        memcpy (&hello, p, sizeof hello);
-        if ((uint64_t) hello.exe_length + hello.cmdline_length > size - sizeof hello)
-          return;
-        g_autofree char *exe_raw = g_strndup ((const char *) p + sizeof hello, hello.exe_length);
-        g_autofree char *exe = g_utf8_make_valid (exe_raw, -1);
-        g_autofree char *cmd_raw = join_cmdline ((const char *) p + sizeof hello + hello.exe_length,
-                                                 hello.cmdline_length);
-        g_autofree char *cmdline = g_utf8_make_valid (cmd_raw, -1);
-        c->pid = hello.pid;
-        c->hello = TRUE;
-        g_hash_table_add (loop->seen_pids, GUINT_TO_POINTER (hello.pid));
-        cowscope_collector_add_process (loop->collector, hello.pid, hello.ppid, exe, cmdline,
-                                        hello.monotonic_ns);
-        break;
-      }
-    case COWSCOPE_MESSAGE_MAPS:
-      {
-        CowscopeMapsChunk chunk;
-        if (!c->hello || size < sizeof chunk)
-          return;
-        memcpy (&chunk, p, sizeof chunk);
-        if (!c->maps || chunk.generation != c->maps_generation || chunk.offset == 0)
-          {
-            if (!c->maps)
-              c->maps = g_string_new (NULL);
-            g_string_truncate (c->maps, 0);
-            c->maps_generation = chunk.generation;
-          }
-        if (chunk.offset != c->maps->len)
-          return; /* a chunk went missing: wait for the next copy */
-        g_string_append_len (c->maps, (const char *) p + sizeof chunk,
-                             (gssize) (size - sizeof chunk));
-        if (chunk.final)
-          {
-            cowscope_collector_add_maps (loop->collector, c->pid, chunk.generation, c->maps->str);
-            g_string_truncate (c->maps, 0);
-          }
-        break;
-      }
-    case COWSCOPE_MESSAGE_RING:
-      {
-        CowscopeRingMessage rm;
-        if (!c->hello || size < sizeof rm || n_fds < 1)
-          return;
-        memcpy (&rm, p, sizeof rm);
-        char name[sizeof rm.thread_name + 1];
-        memcpy (name, rm.thread_name, sizeof rm.thread_name);
-        name[sizeof rm.thread_name] = '\0';
-        g_autofree char *valid_name = g_utf8_make_valid (name, -1);
-        CowError err = { 0 };
-        CowscopeRing *ring = cowscope_ring_map_fd (fds[0], &err);
-        if (!ring)
-          {
-            g_printerr ("cowscope-cli: ignoring a ring from process %u: %s\n", c->pid,
-                        err.message);
-            return;
-          }
-        cowscope_collector_add_ring (loop->collector, c->pid, rm.tid, valid_name, ring);
-        break;
-      }
-    case COWSCOPE_MESSAGE_GPU_STATUS:
-      {
-        CowscopeGpuStatus gs;
-        if (!c->hello || size < sizeof gs)
-          return;
-        memcpy (&gs, p, sizeof gs);
-        if (gs.reason_length > size - sizeof gs)
-          return;
-        g_autofree char *raw = g_strndup ((const char *) p + sizeof gs, gs.reason_length);
-        g_autofree char *reason = g_utf8_make_valid (raw, -1);
-        g_autofree char *status = gs.available ? g_strdup ("available")
-                                               : g_strdup_printf ("unavailable: %s", reason);
-        cowscope_collector_gpu_status (loop->collector, c->pid, status);
-        if (!loop->gpu_status || (pid_t) c->pid == loop->child)
-          {
-            g_free (loop->gpu_status);
-            loop->gpu_status = g_strdup (status);
-          }
-        break;
-      }
-    case COWSCOPE_MESSAGE_BYE:
-      c->bye = TRUE;
-      break;
-    default:
-      break;
+      r->old_file_limit = limit;
+      limit.rlim_cur = limit.rlim_max;
+      r->file_limit_raised = setrlimit (RLIMIT_NOFILE, &limit) == 0;
     }
 }
 
-/* Reads what @c has queued.  Returns FALSE when the peer hung up. */
+/* The collector (which takes the writer) and the target under the
+ * probe.  A target that cannot start leaves no session file. */
 static gboolean
-read_connection (Loop *loop, Connection *c)
+start_target (Recording *r, GError **error)
 {
-  for (int round = 0; round < 256; round++)
-    {
-      union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE (sizeof (int) * 8)];
-      } control;
-      struct iovec iov = { loop->buffer, MESSAGE_BYTES };
-      struct msghdr msg = {
-        .msg_iov = &iov,
-        .msg_iovlen = 1,
-        .msg_control = control.buf,
-        .msg_controllen = sizeof control.buf,
-      };
-      ssize_t n = recvmsg (c->fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-      if (n < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return errno == EAGAIN || errno == EWOULDBLOCK;
-        }
-      int fds[8];
-      int n_fds = 0;
-      for (struct cmsghdr *cm = CMSG_FIRSTHDR (&msg); cm; cm = CMSG_NXTHDR (&msg, cm))
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-          {
-            size_t k = (cm->cmsg_len - CMSG_LEN (0)) / sizeof (int);
-            for (size_t i = 0; i < k && n_fds < 8; i++)
-              memcpy (&fds[n_fds++], CMSG_DATA (cm) + i * sizeof (int), sizeof (int));
-          }
-      if (n == 0 && n_fds == 0)
-        return FALSE;
-      if (!(msg.msg_flags & MSG_TRUNC))
-        handle_message (loop, c, loop->buffer, (size_t) n, fds, n_fds);
-      for (int i = 0; i < n_fds; i++)
-        close (fds[i]);
-    }
+  const CowscopeRecordOptions *o = r->options;
+  g_auto (GStrv) envp = target_environment (o, r->probe, r->socket_path);
+  CowscopeCollector *collector = cowscope_collector_new (r->writer, o->stacks && !o->cuda_only);
+  r->writer = NULL;
+  r->peers_context = (CowscopePeerContext) {
+    .collector = collector,
+    .target = -1,
+    .target_program = r->program,
+    .target_argv = o->argv,
+    .seen_pids = g_hash_table_new (NULL, NULL),
+  };
+  r->peers = g_ptr_array_new ();
+
+  r->spawn_ns = now_ns ();
+  r->child = cowscope_target_spawn_full (r->program, o->argv, envp, o->working_directory,
+                                         o->stdout_fd, o->stderr_fd, error);
+  if (r->child < 0)
+    return FALSE;
+  r->peers_context.target = r->child;
+  r->result->target_pid = r->child;
+  raise_file_limit (r);
   return TRUE;
 }
 
+/* ---- The loop ----------------------------------------------------- */
+
 static void
-close_connection (Loop *loop, guint index, const char *reason)
+close_peer (Recording *r, guint index, const char *reason)
 {
-  Connection *c = g_ptr_array_index (loop->connections, index);
-  if (c->hello && (pid_t) c->pid != loop->child)
-    cowscope_collector_process_end (loop->collector, c->pid, now_ns (),
-                                    reason ? reason : (c->bye ? "exited" : "unknown"), -1, -1);
-  g_ptr_array_remove_index_fast (loop->connections, index);
+  cowscope_peer_close (g_ptr_array_index (r->peers, index), now_ns (), reason);
+  g_ptr_array_remove_index_fast (r->peers, index);
 }
 
 static void
-accept_connections (Loop *loop, int listen_fd)
+accept_peers (Recording *r)
 {
   for (;;)
     {
-      int fd = accept4 (listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0)
+      gboolean refused = FALSE;
+      CowscopePeer *peer = cowscope_peer_accept (&r->peers_context, r->listen_fd, &refused);
+      if (peer)
+        g_ptr_array_add (r->peers, peer);
+      else if (!refused)
         return;
-      Connection *c = g_new0 (Connection, 1);
-      c->fd = fd;
-      g_ptr_array_add (loop->connections, c);
     }
 }
 
-/* Reads every connection; closes those whose process hung up. */
+/* Reads every peer; closes those that hung up or misbehaved too often. */
 static void
-service_connections (Loop *loop)
+service_peers (Recording *r)
 {
-  for (guint i = 0; i < loop->connections->len;)
+  for (guint i = 0; i < r->peers->len;)
     {
-      Connection *c = g_ptr_array_index (loop->connections, i);
-      if (!read_connection (loop, c))
-        close_connection (loop, i, NULL);
+      if (!cowscope_peer_service (g_ptr_array_index (r->peers, i)))
+        close_peer (r, i, NULL);
       else
         i++;
     }
 }
+
+/* Waits up to POLL_MS for a signal, a connection or a message. */
+static void
+wait_for_activity (Recording *r)
+{
+  guint n = r->peers->len;
+  g_autofree struct pollfd *pfds = g_new0 (struct pollfd, n + 2);
+  pfds[0] = (struct pollfd) { .fd = signal_pipe[0], .events = POLLIN };
+  pfds[1] = (struct pollfd) { .fd = r->listen_fd, .events = POLLIN };
+  for (guint i = 0; i < n; i++)
+    pfds[i + 2] = (struct pollfd) { .fd = cowscope_peer_get_fd (g_ptr_array_index (r->peers, i)),
+                                    .events = POLLIN };
+  poll (pfds, n + 2, POLL_MS);
+  char drain[64];
+  while (read (signal_pipe[0], drain, sizeof drain) > 0)
+    ;
+}
+
+/* Ctrl-C (or cowscope_record_interrupt()): the first stops the target's
+ * process group with SIGINT and starts the grace period, the next kills
+ * it. */
+static void
+handle_signals (Recording *r, int64_t now)
+{
+  while (r->handled_signals < signal_count)
+    {
+      r->handled_signals++;
+      r->result->interrupted = TRUE;
+      if (r->child_done)
+        continue;
+      if (r->handled_signals == 1)
+        {
+          int64_t grace_ms = r->options->interrupt_grace_ms > 0 ? r->options->interrupt_grace_ms
+                                                                : 3000;
+          kill (-r->child, SIGINT);
+          r->kill_deadline_ns = now + grace_ms * 1000000;
+        }
+      else
+        kill (-r->child, SIGKILL);
+    }
+}
+
+/* The target's end (waitpid), the grace period's, and a collector that
+ * failed (the target is then killed: there is no point in running it). */
+static void
+watch_target (Recording *r, int64_t now)
+{
+  if (!r->child_done)
+    {
+      pid_t w = waitpid (r->child, &r->wait_status, WNOHANG);
+      if (w == r->child || (w < 0 && errno == ECHILD))
+        {
+          r->child_done = TRUE;
+          r->child_end_ns = now_ns ();
+        }
+    }
+  if (!r->child_done && r->kill_deadline_ns && now > r->kill_deadline_ns)
+    {
+      kill (-r->child, SIGKILL);
+      r->kill_deadline_ns = 0;
+    }
+  if (!r->killed_for_error && cowscope_collector_has_failed (r->peers_context.collector))
+    {
+      r->killed_for_error = TRUE;
+      if (!r->child_done)
+        kill (-r->child, SIGKILL);
+    }
+}
+
+/* Hands @totals to the caller's progress callback. */
+static void
+report_progress (Recording *r, const CowscopeCollectorTotals *totals)
+{
+  CowscopeRecordProgress p = {
+    .elapsed_ns = now_ns () - r->start_ns,
+    .target_pid = r->child,
+    .processes = g_hash_table_size (r->peers_context.seen_pids),
+    .rings = totals->rings,
+    .produced = totals->events_produced,
+    .stored = totals->events_stored,
+    .dropped = totals->events_dropped,
+    .records_produced = totals->produced,
+    .records_stored = totals->stored,
+    .records_dropped = totals->dropped,
+  };
+  r->options->progress (&p, r->options->progress_data);
+}
+
+static void
+maybe_report_progress (Recording *r, int64_t now)
+{
+  if (!r->options->progress || now < r->next_progress_ns)
+    return;
+  int64_t interval_ms = r->options->progress_interval_ms > 0 ? r->options->progress_interval_ms
+                                                            : 100;
+  CowscopeCollectorTotals live;
+  cowscope_collector_get_live_totals (r->peers_context.collector, &live);
+  report_progress (r, &live);
+  r->next_progress_ns = now + interval_ms * 1000000;
+}
+
+/* Over once the target ended and its children hung up (or had their
+ * grace period), or at once after a write error. */
+static gboolean
+recording_over (Recording *r)
+{
+  if (!r->child_done)
+    return FALSE;
+  int64_t grace = r->result->interrupted ? CHILDREN_GRACE_NS / 4 : CHILDREN_GRACE_NS;
+  return r->peers->len == 0 || r->killed_for_error || now_ns () - r->child_end_ns > grace;
+}
+
+static void
+run_loop (Recording *r)
+{
+  r->start_ns = r->next_progress_ns = now_ns ();
+  for (;;)
+    {
+      wait_for_activity (r);
+      int64_t now = now_ns ();
+      handle_signals (r, now);
+      accept_peers (r);
+      service_peers (r);
+      watch_target (r, now);
+      maybe_report_progress (r, now);
+      if (recording_over (r))
+        break;
+    }
+  /* Connections that arrived at the very end, then whoever is left. */
+  accept_peers (r);
+  service_peers (r);
+  while (r->peers->len)
+    close_peer (r, r->peers->len - 1, "running");
+}
+
+/* ---- Finishing the session ----------------------------------------- */
 
 static gboolean
 write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char *program,
@@ -429,278 +536,157 @@ write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char
          && cowscope_session_writer_meta_int (w, "interrupted", r->interrupted, error)
          && cowscope_session_writer_meta_int (w, "malformed_records", (int64_t) r->totals.malformed,
                                               error)
+         && cowscope_session_writer_meta_int (w, "peer_faults", (int64_t) r->totals.peer_faults,
+                                              error)
+         && cowscope_session_writer_meta_text (w, "block_stopped_waiting",
+                                               r->block_stopped_waiting, error)
          && cowscope_session_writer_commit (w, error);
 }
 
-/* Hands @totals to the caller's progress callback. */
-static void
-report_progress (const CowscopeRecordOptions *o, pid_t target, int64_t elapsed_ns,
-                 guint processes, const CowscopeCollectorTotals *totals)
+/* What the session says about GPU tracing. */
+static const char *
+gpu_tracing (const Recording *r)
 {
-  CowscopeRecordProgress p = {
-    .elapsed_ns = elapsed_ns,
-    .target_pid = target,
-    .processes = processes,
-    .rings = totals->rings,
-    .produced = totals->produced,
-    .stored = totals->stored,
-    .dropped = totals->dropped,
-  };
-  o->progress (&p, o->progress_data);
+  const CowscopeRecordOptions *o = r->options;
+  if (!o->cuda && !o->cuda_only)
+    return "off";
+  if (r->peers_context.gpu_status != NULL)
+    return r->peers_context.gpu_status;
+  if (o->cuda_only)
+    /* The CUDA driver loads the probe from CUDA_INJECTION64_PATH when
+     * the program initialises CUDA: nothing connected, so it never did. */
+    return "unavailable: the CUDA driver never loaded the probe (no CUDA driver "
+           "on this machine, or the program made no CUDA call)";
+  return "unknown";
 }
 
-gboolean
-cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, GError **error)
+/* How the target ended, into the result and its process row (the
+ * target's row from the recorder itself when its probe never said
+ * HELLO). */
+static void
+record_target_end (Recording *r)
 {
-  gboolean ok = FALSE;
-  g_autofree char *probe = NULL;
-  g_autofree char *program = NULL;
-  g_autofree char *socket_dir = NULL;
-  g_autofree char *socket_path = NULL;
-  g_auto (GStrv) envp = NULL;
-  CowscopeSessionWriter *writer = NULL;
-  int listen_fd = -1;
-  struct sigaction old_int, old_term, old_pipe;
-  gboolean handlers = FALSE;
-  Loop loop = { .options = o, .child = -1 };
-
-  memset (result, 0, sizeof *result);
-  result->exit_status = result->exit_signal = -1;
-  result->target_pid = -1;
-
-  if (!o->argv || !o->argv[0])
-    {
-      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
-                   "no program to record");
-      return FALSE;
-    }
-  if (o->ring_capacity
-      && (o->ring_capacity < 4096 || o->ring_capacity > COWSCOPE_RING_MAX_CAPACITY
-          || (o->ring_capacity & (o->ring_capacity - 1)) != 0))
-    {
-      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
-                   "ring size %" G_GUINT64_FORMAT " is not a power of two from 4096 to %"
-                   G_GUINT64_FORMAT, o->ring_capacity, (guint64) COWSCOPE_RING_MAX_CAPACITY);
-      return FALSE;
-    }
-
-  /* Everything that can fail without side effects comes first: no
-   * session file is created for a program that cannot run. */
-  program = cowscope_target_resolve (o->argv[0], error);
-  if (!program)
-    return FALSE;
-  probe = o->probe_path ? g_strdup (o->probe_path) : cowscope_probe_path_find (error);
-  if (!probe)
-    return FALSE;
-
-  result->session_path = o->output ? g_strdup (o->output) : default_output (o->argv[0]);
-  /* `record -o PROGRAM --force -- PROGRAM` would delete the program. */
-  if (!cowscope_format_check_output (result->session_path, program, "the program to record",
-                                     error)
-      || !cowscope_format_check_output (result->session_path, probe, "the probe library", error))
-    return FALSE;
-  writer = cowscope_session_writer_create (result->session_path, o->force, error);
-  if (!writer)
-    return FALSE;
-
-  socket_dir = make_socket_dir (error);
-  if (!socket_dir)
-    goto out_discard;
-  socket_path = g_build_filename (socket_dir, "socket", NULL);
-  listen_fd = listen_socket (socket_path, error);
-  if (listen_fd < 0)
-    goto out_discard;
-
-  if (pipe2 (signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-    {
-      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_FAILED,
-                   "cannot create a pipe: %s", g_strerror (errno));
-      goto out_discard;
-    }
-  signal_count = 0;
-  struct sigaction sa = { .sa_handler = on_signal };
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, &old_int);
-  sigaction (SIGTERM, &sa, &old_term);
-  struct sigaction ign = { .sa_handler = SIG_IGN };
-  sigemptyset (&ign.sa_mask);
-  sigaction (SIGPIPE, &ign, &old_pipe);
-  handlers = TRUE;
-
-  envp = target_environment (o, probe, socket_path);
-  loop.collector = cowscope_collector_new (writer, o->stacks && !o->cuda_only);
-  writer = NULL; /* the collector's now */
-  loop.connections = g_ptr_array_new_with_free_func ((GDestroyNotify) connection_free);
-  loop.seen_pids = g_hash_table_new (NULL, NULL);
-  loop.buffer = g_malloc (MESSAGE_BYTES);
-
-  loop.child = cowscope_target_spawn_full (program, o->argv, envp, o->working_directory,
-                                           o->stdout_fd, o->stderr_fd, error);
-  if (loop.child < 0)
-    {
-      cowscope_collector_finish (loop.collector, NULL, NULL);
-      writer = cowscope_collector_steal_writer (loop.collector);
-      goto out_discard;
-    }
-  result->target_pid = loop.child;
-
-  /* The loop: connections, signals, the child's end. */
-  int wait_status = 0;
-  gboolean child_done = FALSE, killed_for_error = FALSE;
-  int64_t child_end_ns = 0, kill_deadline = 0;
-  int handled_signals = 0;
-  int64_t grace_ns = (o->interrupt_grace_ms > 0 ? o->interrupt_grace_ms : 3000) * 1000000;
-  int64_t start_ns = now_ns (), next_progress_ns = start_ns;
-  int64_t progress_ns = (o->progress_interval_ms > 0 ? o->progress_interval_ms : 100) * 1000000;
-  for (;;)
-    {
-      guint n_conn = loop.connections->len;
-      g_autofree struct pollfd *pfds = g_new0 (struct pollfd, n_conn + 2);
-      pfds[0] = (struct pollfd) { .fd = signal_pipe[0], .events = POLLIN };
-      pfds[1] = (struct pollfd) { .fd = listen_fd, .events = POLLIN };
-      for (guint i = 0; i < n_conn; i++)
-        pfds[i + 2] = (struct pollfd) {
-          .fd = ((Connection *) g_ptr_array_index (loop.connections, i))->fd, .events = POLLIN
-        };
-      poll (pfds, n_conn + 2, POLL_MS);
-
-      char drain[64];
-      while (read (signal_pipe[0], drain, sizeof drain) > 0)
-        ;
-      int64_t now = now_ns ();
-      while (handled_signals < signal_count)
-        {
-          handled_signals++;
-          result->interrupted = TRUE;
-          if (child_done)
-            continue;
-          if (handled_signals == 1)
-            {
-              kill (-loop.child, SIGINT);
-              kill_deadline = now + grace_ns;
-            }
-          else
-            kill (-loop.child, SIGKILL);
-        }
-
-      accept_connections (&loop, listen_fd);
-      service_connections (&loop);
-
-      if (!child_done)
-        {
-          pid_t r = waitpid (loop.child, &wait_status, WNOHANG);
-          if (r == loop.child || (r < 0 && errno == ECHILD))
-            {
-              child_done = TRUE;
-              child_end_ns = now_ns ();
-            }
-        }
-      if (!child_done && kill_deadline && now > kill_deadline)
-        {
-          kill (-loop.child, SIGKILL);
-          kill_deadline = 0;
-        }
-      if (o->progress && now >= next_progress_ns)
-        {
-          CowscopeCollectorTotals live;
-          cowscope_collector_get_live_totals (loop.collector, &live);
-          report_progress (o, loop.child, now - start_ns, g_hash_table_size (loop.seen_pids),
-                           &live);
-          next_progress_ns = now + progress_ns;
-        }
-      if (!killed_for_error && cowscope_collector_has_failed (loop.collector))
-        {
-          killed_for_error = TRUE;
-          if (!child_done)
-            kill (-loop.child, SIGKILL);
-        }
-      if (child_done
-          && (loop.connections->len == 0 || killed_for_error
-              || now_ns () - child_end_ns > (result->interrupted ? CHILDREN_GRACE_NS / 4
-                                                                   : CHILDREN_GRACE_NS)))
-        break;
-    }
-
-  /* Connections that arrived at the very end, then whoever is left. */
-  accept_connections (&loop, listen_fd);
-  service_connections (&loop);
-  while (loop.connections->len)
-    close_connection (&loop, loop.connections->len - 1, "running");
-
-  const char *end = cowscope_target_describe_status (wait_status, &result->exit_status,
+  CowscopeRecordResult *result = r->result;
+  CowscopeCollector *collector = r->peers_context.collector;
+  const char *end = cowscope_target_describe_status (r->wait_status, &result->exit_status,
                                                      &result->exit_signal);
   result->target_end = g_strdup (end);
-  result->processes = g_hash_table_size (loop.seen_pids);
-  if (!g_hash_table_contains (loop.seen_pids, GINT_TO_POINTER (loop.child)))
+  result->processes = g_hash_table_size (r->peers_context.seen_pids);
+  if (!g_hash_table_contains (r->peers_context.seen_pids, GINT_TO_POINTER (r->child)))
     {
-      g_autofree char *cmdline = g_strjoinv (" ", o->argv);
-      cowscope_collector_add_process (loop.collector, (uint32_t) loop.child, (uint32_t) getpid (),
-                                      program, cmdline, 0);
+      g_autofree char *cmdline = g_strjoinv (" ", r->options->argv);
+      CowscopeProcessIdentity id = {
+        .pid = (uint32_t) r->child,
+        .ppid = (uint32_t) getpid (),
+        .exe = r->program,
+        .cmdline = cmdline,
+        .identity = "spawned",
+      };
+      /* It never said HELLO: it started when the recorder started it. */
+      cowscope_collector_add_process (collector, &id, r->spawn_ns);
       result->processes++;
     }
-  cowscope_collector_process_end (loop.collector, (uint32_t) loop.child, child_end_ns, end,
+  cowscope_collector_process_end (collector, (uint32_t) r->child, r->child_end_ns, end,
                                   result->exit_status, result->exit_signal);
+}
 
-  if (!cowscope_collector_finish (loop.collector, &result->totals, error))
-    goto out;
+/* Why BLOCK-mode threads stopped waiting, if any did. */
+static char *
+describe_stopped_waiting (const CowscopeCollectorTotals *t)
+{
+  if (t->stopped_hung_up && t->stopped_detached)
+    return g_strdup ("recorder hung up, recorder detached");
+  if (t->stopped_hung_up)
+    return g_strdup ("recorder hung up");
+  if (t->stopped_detached)
+    return g_strdup ("recorder detached");
+  return NULL;
+}
+
+/* Drains and writes everything, then meta, then finalization. */
+static gboolean
+finish_session (Recording *r, GError **error)
+{
+  const CowscopeRecordOptions *o = r->options;
+  CowscopeRecordResult *result = r->result;
+  CowscopeCollector *collector = r->peers_context.collector;
+
+  record_target_end (r);
+  if (!cowscope_collector_finish (collector, &result->totals, error))
+    return FALSE;
+  result->block_stopped_waiting = describe_stopped_waiting (&result->totals);
   /* The last report carries the final totals, however short the run. */
   if (o->progress)
-    report_progress (o, loop.child, now_ns () - start_ns, result->processes, &result->totals);
+    report_progress (r, &result->totals);
 
   /* Live readers of the session (the app) let go before finalizing. */
   if (o->finalizing)
     o->finalizing (result->session_path, o->finalizing_data);
 
-  CowscopeSessionWriter *w = cowscope_collector_get_writer (loop.collector);
-  const char *gpu;
-  if (!o->cuda && !o->cuda_only)
-    gpu = "off";
-  else if (loop.gpu_status != NULL)
-    gpu = loop.gpu_status;
-  else if (o->cuda_only)
-    /* The CUDA driver loads the probe from CUDA_INJECTION64_PATH when
-     * the program initialises CUDA: nothing connected, so it never did. */
-    gpu = "unavailable: the CUDA driver never loaded the probe (no CUDA driver "
-          "on this machine, or the program made no CUDA call)";
-  else
-    gpu = "unknown";
-  if (!write_meta (w, o, program, result, gpu, error)
-      || !cowscope_session_finalize (cowscope_session_writer_get_db (w), result->session_path,
-                                     error))
-    goto out;
-  ok = TRUE;
-  goto out;
+  CowscopeSessionWriter *w = cowscope_collector_get_writer (collector);
+  return write_meta (w, o, r->program, result, gpu_tracing (r), error)
+         && cowscope_session_finalize (cowscope_session_writer_get_db (w), result->session_path,
+                                       error);
+}
 
-out_discard:
-  cowscope_session_writer_discard (writer);
-  writer = NULL;
-out:
-  if (loop.collector)
-    cowscope_collector_free (loop.collector);
-  cowscope_session_writer_close (writer);
-  if (loop.connections)
-    g_ptr_array_unref (loop.connections);
-  if (loop.seen_pids)
-    g_hash_table_unref (loop.seen_pids);
-  g_free (loop.buffer);
-  g_free (loop.gpu_status);
-  if (listen_fd >= 0)
-    close (listen_fd);
-  if (socket_path)
-    unlink (socket_path);
-  if (socket_dir)
-    rmdir (socket_dir);
-  if (handlers)
+/* Frees what the recording holds; with @discard the session file goes
+ * too (nothing worth keeping was recorded). */
+static void
+clean_up (Recording *r, gboolean discard)
+{
+  CowscopeCollector *collector = r->peers_context.collector;
+  if (discard && collector)
     {
-      sigaction (SIGINT, &old_int, NULL);
-      sigaction (SIGTERM, &old_term, NULL);
-      sigaction (SIGPIPE, &old_pipe, NULL);
+      /* The collector holds the writer: take it back to discard it. */
+      cowscope_collector_finish (collector, NULL, NULL);
+      r->writer = cowscope_collector_steal_writer (collector);
     }
-  for (int i = 0; i < 2; i++)
-    if (signal_pipe[i] >= 0)
-      {
-        close (signal_pipe[i]);
-        signal_pipe[i] = -1;
-      }
+  if (discard)
+    cowscope_session_writer_discard (r->writer);
+  else
+    cowscope_session_writer_close (r->writer);
+  r->writer = NULL;
+  if (collector)
+    cowscope_collector_free (collector);
+  if (r->peers)
+    {
+      while (r->peers->len)
+        close_peer (r, r->peers->len - 1, "running");
+      g_ptr_array_unref (r->peers);
+    }
+  if (r->peers_context.seen_pids)
+    g_hash_table_unref (r->peers_context.seen_pids);
+  g_free (r->peers_context.gpu_status);
+  if (r->listen_fd >= 0)
+    close (r->listen_fd);
+  cowscope_socket_dir_remove (r->socket_dir);
+  restore_signal_handlers (r);
+  if (r->file_limit_raised)
+    setrlimit (RLIMIT_NOFILE, &r->old_file_limit);
+  g_free (r->program);
+  g_free (r->probe);
+  g_free (r->socket_dir);
+  g_free (r->socket_path);
+}
+
+gboolean
+cowscope_record (const CowscopeRecordOptions *o, CowscopeRecordResult *result, GError **error)
+{
+  Recording r = { .options = o, .result = result, .listen_fd = -1, .child = -1 };
+
+  memset (result, 0, sizeof *result);
+  result->exit_status = result->exit_signal = -1;
+  result->target_pid = -1;
+  if (!check_options (o, error))
+    return FALSE;
+
+  if (!prepare (&r, error) || !install_signal_handlers (&r, error) || !start_target (&r, error))
+    {
+      clean_up (&r, TRUE);
+      return FALSE;
+    }
+  run_loop (&r);
+  gboolean ok = finish_session (&r, error);
+  clean_up (&r, FALSE);
   return ok;
 }

@@ -24,9 +24,12 @@ typedef struct {
   int target_pid;
   uint64_t processes;  /* probed processes that said hello */
   uint64_t rings;      /* threads (rings) handed over */
-  uint64_t produced;
+  uint64_t produced;   /* engine events */
   uint64_t stored;     /* consumed from the rings, on their way to disk */
   uint64_t dropped;
+  uint64_t records_produced; /* records: the events, strings, stacks and */
+  uint64_t records_stored;   /* CUDA records around them */
+  uint64_t records_dropped;
 } CowscopeRecordProgress;
 
 /* Called on the thread running cowscope_record(); must not block long. */
@@ -74,6 +77,9 @@ typedef struct {
   gboolean interrupted;
   int target_pid;
   uint64_t processes;
+  /* BLOCK mode: why some threads stopped waiting for room ("recorder
+   * hung up", "recorder detached"), NULL when none had to. */
+  char *block_stopped_waiting;
 } CowscopeRecordResult;
 
 /* Defaults: stacks and CUDA on, DROP policy, default ring size. */

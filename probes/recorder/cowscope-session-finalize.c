@@ -121,7 +121,8 @@ cowscope_session_finalize (sqlite3 *db, const char *path, GError **error)
 }
 
 /* Marks a session whose recorder died before finishing it
- * (meta.recorder_killed = 1, target_end 'unknown' when missing). */
+ * (meta.recorder_killed = 1, target_end 'unknown' when missing) and
+ * reconciles its counts. */
 static gboolean
 mark_killed (sqlite3 *db, const char *path, GError **error)
 {
@@ -134,7 +135,10 @@ mark_killed (sqlite3 *db, const char *path, GError **error)
          && (end != NULL
              || exec (db, path,
                       "INSERT OR REPLACE INTO meta (key, value) VALUES ('target_end', 'unknown')",
-                      error));
+                      error))
+         /* Counts the recorder had no chance to write: what `events`
+          * holds was stored, the rest of what was produced is lost. */
+         && cowscope_format_reconcile_counts (db, path, error);
 }
 
 /* What `finalize` promises of the file it completed: sound by

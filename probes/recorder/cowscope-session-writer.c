@@ -25,6 +25,9 @@ enum {
   STMT_PROCESS_GPU,
   STMT_PROCESS_MAPS,
   STMT_THREAD,
+  STMT_THREAD_EVENTS,
+  STMT_PROCESS_IDENTITY,
+  STMT_PEER_FAULT,
   STMT_META,
   N_STMTS
 };
@@ -42,6 +45,8 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_PROCESS] = "INSERT INTO processes (pid, ppid, exe, cmdline, start_ns, end_reason)"
                    " VALUES (?1, ?2, ?3, ?4, ?5, 'running') ON CONFLICT (pid) DO UPDATE SET"
                    " ppid = ?2, exe = ?3, cmdline = ?4, start_ns = ?5",
+  [STMT_PROCESS_IDENTITY] = "INSERT OR REPLACE INTO process_identity (pid, identity, claimed_pid,"
+                            " claimed_ppid, claimed_exe, claimed_cmdline) VALUES (?, ?, ?, ?, ?, ?)",
   [STMT_PROCESS_END] = "INSERT INTO processes (pid, end_ns, end_reason, exit_status, exit_signal)"
                        " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (pid) DO UPDATE SET"
                        " end_ns = ?2, end_reason = ?3, exit_status = ?4, exit_signal = ?5",
@@ -50,6 +55,11 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_PROCESS_MAPS] = "INSERT OR REPLACE INTO process_maps (pid, generation, maps) VALUES (?, ?, ?)",
   [STMT_THREAD] = "INSERT OR REPLACE INTO threads (pid, tid, name, ring_capacity, produced, stored, dropped)"
                   " VALUES (?, ?, ?, ?, ?, ?, ?)",
+  [STMT_THREAD_EVENTS] = "INSERT OR REPLACE INTO thread_events (pid, tid, produced, stored, dropped,"
+                         " stopped_waiting) VALUES (?, ?, ?, ?, ?, ?)",
+  [STMT_PEER_FAULT] = "INSERT INTO peer_faults (pid, uid, fault, count, detail)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5)"
+                      " ON CONFLICT (pid, fault) DO UPDATE SET count = count + ?4",
   [STMT_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
 };
 
@@ -299,8 +309,27 @@ cowscope_session_writer_get_rows (CowscopeSessionWriter *writer)
   return writer->rows;
 }
 
+/* Whether SQLite refused a statement for its content (the record's
+ * fault) rather than for the database's state. */
+static gboolean
+is_content_error (int rc)
+{
+  switch (rc & 0xff)
+    {
+    case SQLITE_CONSTRAINT:
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+    case SQLITE_MISMATCH:
+      return TRUE;
+    default:
+      return FALSE;
+    }
+}
+
 /* Steps @stmt to completion and resets it, inside the open batch (one
- * is begun if none is open); counts one row. */
+ * is begun if none is open); counts one row.  A content error fails
+ * with BAD_RECORD and leaves the batch intact (a failed statement rolls
+ * back only itself). */
 static gboolean
 step (CowscopeSessionWriter *writer, sqlite3_stmt *stmt, guint n_rows, GError **error)
 {
@@ -315,6 +344,12 @@ step (CowscopeSessionWriter *writer, sqlite3_stmt *stmt, guint n_rows, GError **
     }
   int rc = sqlite3_step (stmt);
   sqlite3_reset (stmt);
+  if (rc != SQLITE_DONE && is_content_error (rc))
+    {
+      g_set_error (error, COWSCOPE_RECORDER_ERROR, COWSCOPE_RECORDER_ERROR_BAD_RECORD,
+                   "a record was refused: %s", sqlite3_errmsg (writer->db));
+      return FALSE;
+    }
   if (rc != SQLITE_DONE)
     {
       cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
@@ -393,7 +428,8 @@ cowscope_session_writer_string (CowscopeSessionWriter *writer, uint32_t pid,
 {
   sqlite3_stmt *s = writer->stmts[STMT_STRING];
   /* The target's bytes are not trusted to be UTF-8: store valid text. */
-  g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
+  g_autofree char *valid = length > 0 ? g_utf8_make_valid (text, (gssize) length)
+                                      : g_strdup ("");
   sqlite3_bind_int64 (s, 1, pid);
   bind_u64 (s, 2, id);
   sqlite3_bind_text (s, 3, valid, -1, SQLITE_STATIC);
@@ -500,17 +536,31 @@ bind_text_or_null (sqlite3_stmt *s, int i, const char *text)
 }
 
 gboolean
-cowscope_session_writer_process (CowscopeSessionWriter *writer, uint32_t pid,
-                                 uint32_t ppid, const char *exe,
-                                 const char *cmdline, int64_t start_ns,
-                                 GError **error)
+cowscope_session_writer_process (CowscopeSessionWriter *writer,
+                                 const CowscopeProcessIdentity *id,
+                                 int64_t start_ns, GError **error)
 {
   sqlite3_stmt *s = writer->stmts[STMT_PROCESS];
-  sqlite3_bind_int64 (s, 1, pid);
-  sqlite3_bind_int64 (s, 2, ppid);
-  bind_text_or_null (s, 3, exe);
-  bind_text_or_null (s, 4, cmdline);
+  sqlite3_bind_int64 (s, 1, id->pid);
+  sqlite3_bind_int64 (s, 2, id->ppid);
+  bind_text_or_null (s, 3, id->exe);
+  bind_text_or_null (s, 4, id->cmdline);
   sqlite3_bind_int64 (s, 5, start_ns);
+  if (!step (writer, s, 1, error))
+    return FALSE;
+  s = writer->stmts[STMT_PROCESS_IDENTITY];
+  sqlite3_bind_int64 (s, 1, id->pid);
+  sqlite3_bind_text (s, 2, id->identity != NULL ? id->identity : "claimed", -1, SQLITE_STATIC);
+  if (id->has_claims)
+    {
+      sqlite3_bind_int64 (s, 3, id->claimed_pid);
+      sqlite3_bind_int64 (s, 4, id->claimed_ppid);
+      bind_text_or_null (s, 5, id->claimed_exe);
+      bind_text_or_null (s, 6, id->claimed_cmdline);
+    }
+  else
+    for (int i = 3; i <= 6; i++)
+      sqlite3_bind_null (s, i);
   return step (writer, s, 1, error);
 }
 
@@ -561,19 +611,45 @@ cowscope_session_writer_process_maps (CowscopeSessionWriter *writer, uint32_t pi
 }
 
 gboolean
-cowscope_session_writer_thread (CowscopeSessionWriter *writer, uint32_t pid,
-                                uint32_t tid, const char *name,
-                                uint64_t ring_capacity, uint64_t produced,
-                                uint64_t stored, uint64_t dropped, GError **error)
+cowscope_session_writer_thread (CowscopeSessionWriter *writer,
+                                const CowscopeThreadRow *row, GError **error)
 {
   sqlite3_stmt *s = writer->stmts[STMT_THREAD];
+  sqlite3_bind_int64 (s, 1, row->pid);
+  sqlite3_bind_int64 (s, 2, row->tid);
+  bind_text_or_null (s, 3, row->name);
+  bind_u64 (s, 4, row->ring_capacity);
+  bind_u64 (s, 5, row->produced);
+  bind_u64 (s, 6, row->stored);
+  bind_u64 (s, 7, row->dropped);
+  if (!step (writer, s, 1, error))
+    return FALSE;
+  s = writer->stmts[STMT_THREAD_EVENTS];
+  sqlite3_bind_int64 (s, 1, row->pid);
+  sqlite3_bind_int64 (s, 2, row->tid);
+  bind_u64 (s, 3, row->events_produced);
+  bind_u64 (s, 4, row->events_stored);
+  bind_u64 (s, 5, row->events_dropped);
+  bind_text_or_null (s, 6, row->stopped_waiting);
+  return step (writer, s, 1, error);
+}
+
+gboolean
+cowscope_session_writer_peer_fault (CowscopeSessionWriter *writer, uint32_t pid,
+                                    int64_t uid, const char *fault, uint64_t count,
+                                    const char *detail, GError **error)
+{
+  sqlite3_stmt *s = writer->stmts[STMT_PEER_FAULT];
+  /* The detail may quote what a peer sent: store valid text. */
+  g_autofree char *valid = detail != NULL ? g_utf8_make_valid (detail, -1) : NULL;
   sqlite3_bind_int64 (s, 1, pid);
-  sqlite3_bind_int64 (s, 2, tid);
-  bind_text_or_null (s, 3, name);
-  bind_u64 (s, 4, ring_capacity);
-  bind_u64 (s, 5, produced);
-  bind_u64 (s, 6, stored);
-  bind_u64 (s, 7, dropped);
+  if (uid >= 0)
+    sqlite3_bind_int64 (s, 2, uid);
+  else
+    sqlite3_bind_null (s, 2);
+  sqlite3_bind_text (s, 3, fault, -1, SQLITE_TRANSIENT);
+  bind_u64 (s, 4, count);
+  bind_text_or_null (s, 5, valid);
   return step (writer, s, 1, error);
 }
 

@@ -35,6 +35,11 @@ CowscopeSessionWriter *cowscope_session_writer_create (const char *path,
 sqlite3 *cowscope_session_writer_get_db (CowscopeSessionWriter *writer);
 const char *cowscope_session_writer_get_path (CowscopeSessionWriter *writer);
 
+/* Every write below fails with COWSCOPE_RECORDER_ERROR_BAD_RECORD when
+ * the database refused that one record for its content (a constraint, a
+ * value too big): the caller counts it and goes on, the writer stays
+ * usable.  Any other error is the session's (disk full, I/O). */
+
 /* Appends one event of process @pid, thread @tid; @stack_id 0 means none. */
 gboolean cowscope_session_writer_event (CowscopeSessionWriter *writer,
                                         uint32_t pid, uint32_t tid,
@@ -62,10 +67,26 @@ int64_t cowscope_session_writer_intern_stack (CowscopeSessionWriter *writer,
                                               uint32_t n_frames,
                                               GError **error);
 
-/* Inserts or replaces the processes row of @pid. */
+/* Who a process is: what the recorder found out (from the kernel, or
+ * because it started the process itself) and what the process claimed
+ * in its HELLO, kept apart. */
+typedef struct {
+  uint32_t pid;          /* the kernel's (SO_PEERCRED) */
+  uint32_t ppid;
+  const char *exe;       /* NULL: unknown */
+  const char *cmdline;
+  const char *identity;  /* "kernel", "spawned" or "claimed" */
+  uint32_t claimed_pid;
+  uint32_t claimed_ppid;
+  const char *claimed_exe;
+  const char *claimed_cmdline;
+  gboolean has_claims;   /* FALSE: the claimed_* values stay NULL */
+} CowscopeProcessIdentity;
+
+/* Inserts or replaces the processes and process_identity rows of
+ * @identity->pid. */
 gboolean cowscope_session_writer_process (CowscopeSessionWriter *writer,
-                                          uint32_t pid, uint32_t ppid,
-                                          const char *exe, const char *cmdline,
+                                          const CowscopeProcessIdentity *identity,
                                           int64_t start_ns, GError **error);
 
 /* Records how process @pid ended (@exit_status/@exit_signal < 0: NULL). */
@@ -87,13 +108,29 @@ gboolean cowscope_session_writer_process_maps (CowscopeSessionWriter *writer,
                                                const char *maps,
                                                GError **error);
 
-/* Inserts or replaces the threads row of (@pid, @tid). */
+/* One thread's counters: records (the threads row) and, of them, engine
+ * events (the thread_events row). */
+typedef struct {
+  uint32_t pid, tid;
+  const char *name;
+  uint64_t ring_capacity;
+  uint64_t produced, stored, dropped;
+  uint64_t events_produced, events_stored, events_dropped;
+  const char *stopped_waiting; /* NULL, or why a BLOCK writer gave up */
+} CowscopeThreadRow;
+
+/* Inserts or replaces the threads and thread_events rows of
+ * (@row->pid, @row->tid). */
 gboolean cowscope_session_writer_thread (CowscopeSessionWriter *writer,
-                                         uint32_t pid, uint32_t tid,
-                                         const char *name,
-                                         uint64_t ring_capacity,
-                                         uint64_t produced, uint64_t stored,
-                                         uint64_t dropped, GError **error);
+                                         const CowscopeThreadRow *row,
+                                         GError **error);
+
+/* Adds @count to the peer_faults row of (@pid, @fault), creating it with
+ * @uid and @detail (the first occurrence) when new. */
+gboolean cowscope_session_writer_peer_fault (CowscopeSessionWriter *writer,
+                                             uint32_t pid, int64_t uid,
+                                             const char *fault, uint64_t count,
+                                             const char *detail, GError **error);
 
 /* Sets meta.@key to a text or an integer value. */
 gboolean cowscope_session_writer_meta_text (CowscopeSessionWriter *writer,

@@ -1,23 +1,106 @@
-/* cowscope-symbolizer.c — code addresses to function, file and line. */
+/* cowscope-symbolizer.c — code addresses to function, file and line.
+ *
+ * A memory map is untrusted input (a session file, or what a peer sent
+ * the recorder): the paths it names may be FIFOs, devices or anything
+ * else.  Opening a FIFO for reading blocks until a writer comes, which
+ * hung finalization for ever.  So every file is checked with stat() to
+ * be a regular file, opened O_NONBLOCK (a FIFO swapped in meanwhile does
+ * not block), checked again with fstat() on the descriptor, and only
+ * then handed to libdwfl; the separate debug files libdwfl looks for are
+ * looked up only when every place it would open is a regular file or
+ * absent.
+ */
 #include "cowscope-symbolizer.h"
 
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct _CowscopeSymbolizer {
   Dwfl *dwfl;
 };
 
+/* Where libdwfl looks for separate debug files: next to the file, in its
+ * .debug directory, under DEBUG_ROOT (see safe_find_debuginfo). */
+#define DEBUG_ROOT "/usr/lib/debug"
 static char *debuginfo_path = NULL;
+
+/* Whether @path is a regular file or does not exist (nothing there can
+ * block an open). */
+static gboolean
+regular_or_absent (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR;
+  return S_ISREG (st.st_mode);
+}
+
+/* libdwfl's standard search for a separate debug file, but only when
+ * none of the files it may open is a FIFO, a device or a directory. */
+static int
+safe_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                     const char *file_name, const char *debuglink_file,
+                     GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+  const unsigned char *bits = NULL;
+  GElf_Addr vaddr;
+  int n = dwfl_module_build_id (mod, &bits, &vaddr);
+  if (n > 1)
+    {
+      GString *path = g_string_new (DEBUG_ROOT "/.build-id/");
+      for (int i = 0; i < n; i++)
+        g_string_append_printf (path, i == 1 ? "/%02x" : "%02x", bits[i]);
+      g_string_append (path, ".debug");
+      gboolean ok = regular_or_absent (path->str);
+      g_string_free (path, TRUE);
+      if (!ok)
+        return -1;
+    }
+  if (debuglink_file != NULL && file_name != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (file_name);
+      g_autofree char *beside = g_build_filename (dir, debuglink_file, NULL);
+      g_autofree char *in_debug = g_build_filename (dir, ".debug", debuglink_file, NULL);
+      g_autofree char *in_root = g_build_filename (DEBUG_ROOT, dir, debuglink_file, NULL);
+      if (!regular_or_absent (beside) || !regular_or_absent (in_debug)
+          || !regular_or_absent (in_root))
+        return -1;
+    }
+  return dwfl_standard_find_debuginfo (mod, userdata, modname, base, file_name,
+                                       debuglink_file, debuglink_crc, debuginfo_file_name);
+}
 
 static const Dwfl_Callbacks offline_callbacks = {
   .find_elf = dwfl_build_id_find_elf,
-  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .find_debuginfo = safe_find_debuginfo,
   .section_address = dwfl_offline_section_address,
   .debuginfo_path = &debuginfo_path,
 };
+
+/* Opens @path for reading if it is a regular file, without ever
+ * blocking; -1 otherwise. */
+static int
+open_regular_file (const char *path)
+{
+  struct stat st;
+  if (stat (path, &st) != 0 || !S_ISREG (st.st_mode))
+    return -1;
+  int fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
 
 typedef struct {
   char *path;
@@ -79,8 +162,14 @@ cowscope_symbolizer_new (const char *maps)
       if (!f->executable || !f->has_base)
         continue;
       /* base: where the file's first page is mapped (the first PT_LOAD
-       * segment starts there); an unreadable file is simply skipped. */
-      dwfl_report_elf (s->dwfl, f->path, f->path, -1, f->base, false);
+       * segment starts there); an unreadable file, or one that is not a
+       * regular file, is simply skipped. */
+      int fd = open_regular_file (f->path);
+      if (fd < 0)
+        continue;
+      /* On success libdwfl owns the descriptor; on failure we close it. */
+      if (dwfl_report_elf (s->dwfl, f->path, f->path, fd, f->base, false) == NULL)
+        close (fd);
     }
   dwfl_report_end (s->dwfl, NULL, NULL);
   return s;

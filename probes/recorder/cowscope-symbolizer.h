@@ -3,8 +3,9 @@
  * Built from one process's memory map (/proc/PID/maps text): every
  * file-backed mapping of a file that has an executable mapping is
  * reported to elfutils' libdw offline, from the file on disk.  Unknown
- * addresses, missing files and missing debug information give NULL
- * fields, never an error.
+ * addresses, missing files, files that are not regular files (a FIFO, a
+ * device) and missing debug information give NULL fields, never an
+ * error and never a wait.
  */
 #pragma once
 

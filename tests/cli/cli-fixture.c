@@ -182,6 +182,8 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
     " 1000000000000, 1000000010000, 'exited', 0, NULL, 'available');"
     "INSERT INTO threads VALUES (100, 100, 'main', 1024, 22, 22, 0),"
     " (100, 101, 'worker', 1024, 9, 9, 0);"
+    "INSERT INTO thread_events (pid, tid, produced, stored, dropped) VALUES"
+    " (100, 100, 22, 22, 0), (100, 101, 9, 9, 0);"
     "INSERT INTO frames VALUES (1, 100, 4096, '/usr/lib/libcowtensor.so.0', 'cow_storage_materialize', 'cow-storage.c', 290),"
     " (2, 100, 8192, '/usr/bin/train', 'update_weights', '/src/train.c', 88),"
     " (3, 100, 8300, '/usr/bin/train', 'main', '/src/train.c', 120),"

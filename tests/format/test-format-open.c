@@ -114,7 +114,7 @@ static void
 test_schema (Fixture *f, gconstpointer data)
 {
   (void) data;
-  g_assert_cmpint (cowscope_format_schema_version (), ==, 2);
+  g_assert_cmpint (cowscope_format_schema_version (), ==, 3);
   sqlite3 *db = NULL;
   g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
   exec_ok (db, "PRAGMA synchronous = OFF");
@@ -122,20 +122,26 @@ test_schema (Fixture *f, gconstpointer data)
   g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, cowscope_format_schema_version ());
   const char *const *v1 = cowscope_format_required_tables (1);
   const char *const *v2 = cowscope_format_required_tables (2);
+  const char *const *v3 = cowscope_format_required_tables (3);
   g_assert_nonnull (v1);
   g_assert_nonnull (v2);
-  g_assert_null (cowscope_format_required_tables (3));
+  g_assert_nonnull (v3);
+  g_assert_null (cowscope_format_required_tables (4));
   g_assert_null (cowscope_format_required_tables (0));
-  for (gsize i = 0; v2[i] != NULL; i++)
+  for (gsize i = 0; v3[i] != NULL; i++)
     {
       g_autofree char *sql = g_strdup_printf (
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", v2[i]);
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", v3[i]);
       g_assert_cmpint (query_int (db, sql), ==, 1);
     }
   for (gsize i = 0; v1[i] != NULL; i++)
     g_assert_true (g_strv_contains (v2, v1[i]));
+  for (gsize i = 0; v2[i] != NULL; i++)
+    g_assert_true (g_strv_contains (v3, v2[i]));
   g_assert_true (g_strv_contains (v2, "checkpoint_states"));
   g_assert_false (g_strv_contains (v1, "checkpoint_states"));
+  g_assert_true (g_strv_contains (v3, "thread_events"));
+  g_assert_false (g_strv_contains (v2, "thread_events"));
 
   /* The lookup tables hold the engine's names. */
   g_assert_true (cowscope_format_fill_lookup_tables (db));
@@ -151,8 +157,8 @@ test_schema (Fixture *f, gconstpointer data)
   g_assert_true (cowscope_format_upgrade_schema (db));
   g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE name IN"
                                   " ('checkpoint_states', 'ipc_refs')"), ==, 2);
-  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, 2);
-  g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'schema_version'"), ==, 2);
+  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, 3);
+  g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'schema_version'"), ==, 3);
   sqlite3_close (db);
 }
 
@@ -252,7 +258,7 @@ test_refusals_sqlite (Fixture *f, gconstpointer data)
   write_recording (f->path);
   file_exec (f->path, "PRAGMA user_version = 99");
   assert_refused (f->path, 0, COWSCOPE_SESSION_ERROR_NEWER,
-                  "was written by a newer Cowscope (schema 99; this build reads up to 2)");
+                  "was written by a newer Cowscope (schema 99; this build reads up to 3)");
   write_recording (f->path);
   file_exec (f->path, "UPDATE meta SET value = 7 WHERE key = 'schema_version'");
   assert_refused (f->path, 0, COWSCOPE_SESSION_ERROR_NEWER, "(schema 7;");
@@ -367,7 +373,7 @@ test_finalized_copy (Fixture *f, gconstpointer data)
                                                    &info, &error);
     g_assert_no_error (error);
     g_assert_true (info.current);
-    g_assert_cmpint (info.schema_version, ==, 2);
+    g_assert_cmpint (info.schema_version, ==, 3);
     g_assert_cmpint (query_int (db, "SELECT count(*) FROM checkpoint_states"), >=, 0);
     g_assert_cmpint (query_int (db, "SELECT sum (n_instants) FROM timeline_lanes"), ==, 9);
   }

@@ -111,7 +111,7 @@ static const char *const out_names[N_OUTS] = { "refused", "same", "different", "
  * checks it); the application's load (its values); the exports and
  * `finalize` read everything. */
 static const char *const report_tables[] = {
-  "meta", "processes", "threads", "cuda_activity", "lazy_clones", "materializations", "stacks",
+  "meta", "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations", "stacks",
   "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons", "access_kinds",
   "materialize_kinds", "cuda_kinds", NULL,
 };

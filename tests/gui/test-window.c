@@ -251,10 +251,10 @@ test_open_bad_files (void)
   g_autofree char *text = fixture_path ("notes.cowscope");
   g_autofree char *other_db = make_database ("other.cowscope", "CREATE TABLE t (x);");
   g_autofree char *newer = make_database ("newer.cowscope",
-                                          "PRAGMA user_version = 3;"
+                                          "PRAGMA user_version = 4;"
                                           "CREATE TABLE meta (key TEXT PRIMARY KEY, value);"
                                           "INSERT INTO meta VALUES ('format', 'cowscope-session'),"
-                                          " ('schema_version', '3');");
+                                          " ('schema_version', '4');");
   g_autofree char *good = make_session ("to-truncate.cowscope");
   g_autofree char *damaged = fixture_path ("damaged.cowscope");
   g_autofree char *missing = fixture_path ("missing.cowscope");

@@ -221,7 +221,6 @@ bench_two_threads (uint64_t n, uint64_t *dropped)
       cowscope_ring_free (ring);
       return 0;
     }
-  cowscope_ring_set_block_timeout (ring, (int64_t) 5 * 1000 * 1000 * 1000);
   ProducerArgs args = { ring, n, 0 };
   pthread_t thread;
   uint64_t next = 0, got = 0;

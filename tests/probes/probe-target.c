@@ -14,9 +14,20 @@
  * and calls its InitializeInjection() twice, as the CUDA driver would.
  * --signals calls the installed sink from a SIGPROF handler while the
  * main thread works (re-entering the probe) and prints "signals=N", the
- * number of events the handler emitted. */
+ * number of events the handler emitted.
+ * --first-materialize T starts T threads ("probe-writer") whose first
+ * engine event is the materialization of a lazy clone of 8,000 bytes
+ * made by the main thread; a sink wrapped around the probe's holds each
+ * writer after its materialize_begin until every writer has begun, so
+ * the writers' copies are in flight together; prints "lazy_setups=N"
+ * (cowscope_probe_lazy_setups()).  --fork-materialize forks a child
+ * whose first engine event is the materialization of such a clone (a
+ * forked child sets its ring up on its first event).
+ * --dlopen LIB dlopens LIB (a library the target does not use) first. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +115,116 @@ thread_main (void *data)
   return NULL;
 }
 
+/* ---- --first-materialize ------------------------------------------ */
+
+#define WRITER_ELEMENTS 2000 /* 8,000 bytes of f32 */
+
+static const CowTraceSink *probe_sink;
+static atomic_int writers_begun;
+static int n_writers;
+static __thread bool is_writer;
+
+/* The wrapped sink: the probe's, then for a writer's materialize_begin a
+ * wait until every writer has begun, so all the copies overlap. */
+static void
+barrier_event (const CowTraceEvent *event, void *user_data)
+{
+  (void) user_data;
+  probe_sink->event (event, probe_sink->user_data);
+  if (is_writer && event->type == COW_EVENT_MATERIALIZE_BEGIN)
+    {
+      atomic_fetch_add (&writers_begun, 1);
+      while (atomic_load (&writers_begun) < n_writers)
+        sched_yield ();
+    }
+}
+
+static void
+barrier_string (uint64_t id, const char *text, size_t length, void *user_data)
+{
+  (void) user_data;
+  probe_sink->string (id, text, length, probe_sink->user_data);
+}
+
+static const CowTraceSink barrier_sink = {
+  .event = barrier_event,
+  .string = barrier_string,
+  .user_data = NULL,
+};
+
+static void *
+writer_main (void *data)
+{
+  CowTensor *clone = data;
+  CowError error = { 0 };
+  is_writer = true;
+  prctl (PR_SET_NAME, "probe-writer", 0, 0, 0);
+  /* The thread's first engine event: materialize_begin. */
+  if (cow_tensor_fill_ (clone, 1.0, &error) != COW_OK)
+    return (void *) 1;
+  return NULL;
+}
+
+/* --first-materialize: returns false on an engine error. */
+static bool
+first_materialize (int n)
+{
+  CowError error = { 0 };
+  int64_t sizes[1] = { WRITER_ELEMENTS };
+  CowTensor *base = cow_tensor_zeros (1, sizes, COW_DTYPE_F32, &error);
+  CowTensor *clones[64];
+  pthread_t threads[64];
+  if (base == NULL || n < 1 || n > 64)
+    return false;
+  for (int i = 0; i < n; i++)
+    if ((clones[i] = cow_tensor_lazy_clone (base, &error)) == NULL)
+      return false;
+  probe_sink = cow_trace_get_sink ();
+  if (probe_sink == NULL)
+    return false;
+  n_writers = n;
+  cow_trace_set_sink (&barrier_sink);
+  for (int i = 0; i < n; i++)
+    pthread_create (&threads[i], NULL, writer_main, clones[i]);
+  bool ok = true;
+  for (int i = 0; i < n; i++)
+    {
+      void *failed = NULL;
+      pthread_join (threads[i], &failed);
+      ok = ok && failed == NULL;
+    }
+  cow_trace_set_sink (probe_sink);
+  for (int i = 0; i < n; i++)
+    cow_tensor_unref (clones[i]);
+  cow_tensor_unref (base);
+  uint64_t (*lazy_setups) (void) = (uint64_t (*) (void)) dlsym (RTLD_DEFAULT,
+                                                                "cowscope_probe_lazy_setups");
+  printf ("lazy_setups=%llu\n", lazy_setups != NULL ? (unsigned long long) lazy_setups () : 0ull);
+  return ok;
+}
+
+/* --fork-materialize: false on an engine error or a failed child. */
+static bool
+fork_materialize (void)
+{
+  CowError error = { 0 };
+  int64_t sizes[1] = { WRITER_ELEMENTS };
+  CowTensor *base = cow_tensor_zeros (1, sizes, COW_DTYPE_F32, &error);
+  CowTensor *clone = base != NULL ? cow_tensor_lazy_clone (base, &error) : NULL;
+  if (clone == NULL)
+    return false;
+  fflush (stdout);
+  pid_t child = fork ();
+  if (child == 0)
+    _exit (cow_tensor_fill_ (clone, 2.0, &error) == COW_OK ? 0 : 1);
+  int status = 0;
+  waitpid (child, &status, 0);
+  printf ("materialize_child=%d\n", (int) child);
+  cow_tensor_unref (clone);
+  cow_tensor_unref (base);
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
 /* The sum work(@n) computes: 16 elements × (1 + … + n). */
 static double
 expected (int n)
@@ -114,9 +235,9 @@ expected (int n)
 int
 main (int argc, char **argv)
 {
-  int clones = 3, thread_clones = 0, fork_clones = 0, threads = 1;
-  const char *inject = NULL;
-  bool print_sink = false, signals = false;
+  int clones = 3, thread_clones = 0, fork_clones = 0, threads = 1, writers = 0;
+  const char *inject = NULL, *library = NULL;
+  bool print_sink = false, signals = false, materialize_in_child = false;
 
   for (int i = 1; i < argc; i++)
     {
@@ -132,6 +253,12 @@ main (int argc, char **argv)
         inject = argv[++i];
       else if (strcmp (argv[i], "--signals") == 0)
         signals = true;
+      else if (strcmp (argv[i], "--first-materialize") == 0 && i + 1 < argc)
+        writers = atoi (argv[++i]);
+      else if (strcmp (argv[i], "--fork-materialize") == 0)
+        materialize_in_child = true;
+      else if (strcmp (argv[i], "--dlopen") == 0 && i + 1 < argc)
+        library = argv[++i];
       else if (strcmp (argv[i], "--print-sink") == 0)
         print_sink = true;
       else
@@ -143,6 +270,12 @@ main (int argc, char **argv)
 
   if (print_sink)
     printf ("sink=%s\n", cow_trace_get_sink () == NULL ? "null" : "set");
+
+  if (library != NULL && dlopen (library, RTLD_NOW | RTLD_LOCAL) == NULL)
+    {
+      fprintf (stderr, "probe-target: %s\n", dlerror ());
+      return 1;
+    }
 
   if (inject != NULL)
     {
@@ -166,6 +299,10 @@ main (int argc, char **argv)
     }
   double total = work (clones);
   bool ok = total == expected (clones);
+  if (writers > 0)
+    ok = ok && first_materialize (writers);
+  if (materialize_in_child)
+    ok = ok && fork_materialize ();
   if (signals)
     {
       struct itimerval off = { { 0, 0 }, { 0, 0 } };

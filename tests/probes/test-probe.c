@@ -621,21 +621,54 @@ check_event_ids (const Ring *ring, uint32_t pid)
 static Ring *
 ring_named (const Conn *c, const char *name)
 {
+  /* The name in the ring's header: the thread's final name (a thread is
+   * set up before its start routine names it). */
   for (guint i = 0; i < c->rings->len; i++)
     {
       Ring *r = g_ptr_array_index (c->rings, i);
-      if (strcmp (r->name, name) == 0)
+      if (strcmp (r->stats.name, name) == 0)
         return r;
     }
   return NULL;
 }
 
-/* A ring's books balance and nothing was lost. */
+/* A ring's books balance and nothing was lost, for records and events. */
 static void
 check_counts (const Ring *r)
 {
   g_assert_cmpuint (r->stats.dropped, ==, 0);
   g_assert_cmpuint (r->stats.produced, ==, r->records->len);
+  guint events = 0;
+  for (guint i = 0; i < r->records->len; i++)
+    events += g_array_index (r->records, Record, i).kind == COWSCOPE_RING_KIND_EVENT;
+  g_assert_cmpuint (r->stats.events_produced, ==, events);
+  g_assert_cmpuint (r->stats.events_dropped, ==, 0);
+}
+
+/* The first EVENT record of @ring, or NULL. */
+static const CowTraceEvent *
+first_event (const Ring *ring)
+{
+  for (guint i = 0; i < ring->records->len; i++)
+    {
+      const CowTraceEvent *e = record_event (&g_array_index (ring->records, Record, i));
+      if (e != NULL)
+        return e;
+    }
+  return NULL;
+}
+
+/* The first event of @type in @ring; the test fails without one. */
+static const CowTraceEvent *
+find_event (const Ring *ring, CowEventType type)
+{
+  for (guint i = 0; i < ring->records->len; i++)
+    {
+      const CowTraceEvent *e = record_event (&g_array_index (ring->records, Record, i));
+      if (e != NULL && e->type == type)
+        return e;
+    }
+  g_error ("no %s event in the ring", cow_event_type_name (type));
 }
 
 /* ------------------------------------------------------------------ */
@@ -669,7 +702,9 @@ test_events (void)
   g_assert_cmpuint (c->cmdline->len, >, 0);
   g_assert_nonnull (memchr (c->cmdline->data, '\0', c->cmdline->len)); /* argv separated */
   g_assert_nonnull (c->maps);
-  g_assert_cmpuint (c->n_maps_copies, >=, 2); /* at HELLO, and with the ring */
+  /* At HELLO; the main thread's ring needs no new copy (nothing was
+   * loaded since). */
+  g_assert_cmpuint (c->n_maps_copies, ==, 1);
   g_assert_nonnull (strstr (c->maps, "probe-target"));
   g_assert_nonnull (strstr (c->maps, "libcowscope-probe.so"));
   g_assert_cmpuint (c->n_gpu_status, ==, 0);
@@ -680,6 +715,10 @@ test_events (void)
   g_assert_cmpuint (r->tid, ==, (uint32_t) run.pid);
   g_assert_cmpuint (r->stats.producer_pid, ==, (uint32_t) run.pid);
   g_assert_true (r->stats.flags & COWSCOPE_RING_FLAG_FINISHED);
+  /* The process's first ring carries its orphan counters: none here. */
+  g_assert_true (r->stats.flags & COWSCOPE_RING_FLAG_PROCESS_COUNTERS);
+  g_assert_cmpuint (r->stats.orphan_produced, ==, 0);
+  g_assert_cmpstr (r->stats.name, ==, "probe-target");
   check_counts (r);
   check_event_ids (r, (uint32_t) run.pid);
   g_assert_cmpuint (count_events (r, COW_EVENT_LAZY_CLONE), ==, 5);
@@ -765,8 +804,8 @@ test_thread (void)
   recorder_free (rec);
 }
 
-/* Threads that start together each get their own ring (the cold path
- * serializes on the probe's lock) and lose nothing. */
+/* Threads that start together each get their own ring and lose
+ * nothing. */
 static void
 test_threads_concurrent (void)
 {
@@ -905,6 +944,112 @@ test_fork (void)
   recorder_free (rec);
 }
 
+/* A new thread's ring is set up before its first event: a thread whose
+ * first engine event is the materialization of an 8,000-byte lazy clone
+ * finds its ring ready (the header's ready_ns is earlier than the
+ * materialize_begin's timestamp, and no thread had to be set up inside
+ * the sink), so the copy's recorded span holds the copy alone.  The
+ * writers do not wait for each other's set-up either: their spans, held
+ * open together by the target, all overlap.  (Before the fix the ring
+ * was made and handed over inside the first sink call, after the
+ * engine's timestamp, under the probe's lock: the span held the set-up
+ * and the writers' set-ups ran one after the other.) */
+static void
+test_first_event_setup (void)
+{
+  Recorder *rec = recorder_start ();
+  Run run;
+  const char *args[] = { "--clones", "1", "--first-materialize", "4", NULL };
+  run_target (&run, args, NULL, TRUE, rec->socket_path);
+  recorder_stop (rec);
+  assert_exit_ok (&run);
+  g_assert_nonnull (strstr (run.out, "lazy_setups=0\n"));
+
+  Conn *c = conn_for_pid (rec, (uint32_t) run.pid);
+  guint writers = 0;
+  int64_t last_begin = 0, first_end = G_MAXINT64;
+  for (guint i = 0; i < c->rings->len; i++)
+    {
+      Ring *r = g_ptr_array_index (c->rings, i);
+      check_counts (r);
+      if (strcmp (r->stats.name, "probe-writer") != 0)
+        continue;
+      writers++;
+      const CowTraceEvent *first = first_event (r);
+      g_assert_nonnull (first);
+      g_assert_cmpuint (first->type, ==, COW_EVENT_MATERIALIZE_BEGIN);
+      const CowTraceEvent *end = find_event (r, COW_EVENT_MATERIALIZE_END);
+      g_assert_cmpuint (end->aux & COW_MATERIALIZE_KIND_MASK, ==, COW_MATERIALIZE_COPY);
+      g_assert_cmpint (r->stats.ready_ns, >, 0);
+      g_assert_cmpint (r->stats.ready_ns, <, first->time_ns);
+      last_begin = MAX (last_begin, first->time_ns);
+      first_end = MIN (first_end, end->time_ns);
+    }
+  g_assert_cmpuint (writers, ==, 4);
+  /* Every writer began before any finished: all four copies overlapped. */
+  g_assert_cmpint (last_begin, <, first_end);
+
+  run_clear (&run);
+  recorder_free (rec);
+}
+
+/* The fallback: a forked child has no trampoline to set it up, so its
+ * ring is made inside its first sink call, and that first event (here a
+ * materialize_begin) is stamped after the set-up, keeping the set-up out
+ * of the copy's span. */
+static void
+test_first_event_lazy_setup (void)
+{
+  Recorder *rec = recorder_start ();
+  Run run;
+  const char *args[] = { "--clones", "1", "--fork-materialize", NULL };
+  run_target (&run, args, NULL, TRUE, rec->socket_path);
+  recorder_stop (rec);
+  assert_exit_ok (&run);
+  const char *line = strstr (run.out, "materialize_child=");
+  g_assert_nonnull (line);
+  uint32_t child_pid = (uint32_t) g_ascii_strtoull (line + strlen ("materialize_child="), NULL, 10);
+
+  Conn *child = conn_for_pid (rec, child_pid);
+  g_assert_cmpuint (child->rings->len, ==, 1);
+  Ring *r = g_ptr_array_index (child->rings, 0);
+  const CowTraceEvent *first = first_event (r);
+  g_assert_nonnull (first);
+  g_assert_cmpuint (first->type, ==, COW_EVENT_MATERIALIZE_BEGIN);
+  g_assert_cmpint (r->stats.ready_ns, >, 0);
+  g_assert_cmpint (r->stats.ready_ns, <, first->time_ns);
+  g_assert_cmpint (find_event (r, COW_EVENT_MATERIALIZE_END)->time_ns, >=, first->time_ns);
+
+  run_clear (&run);
+  recorder_free (rec);
+}
+
+/* A library loaded after the last copy of the maps makes the next new
+ * thread send a fresh copy, so the recorder can symbolize its code. */
+static void
+test_maps_after_dlopen (void)
+{
+  Recorder *rec = recorder_start ();
+  Run run;
+  const char *args[] = { "--clones", "1", "--dlopen", "libutil.so.1", "--thread", "1", NULL };
+  run_target (&run, args, NULL, TRUE, rec->socket_path);
+  recorder_stop (rec);
+  if (WIFEXITED (run.status) && WEXITSTATUS (run.status) == 1 && strstr (run.err, "libutil"))
+    {
+      g_test_skip ("libutil.so.1 cannot be loaded here");
+      run_clear (&run);
+      recorder_free (rec);
+      return;
+    }
+  assert_exit_ok (&run);
+  Conn *c = conn_for_pid (rec, (uint32_t) run.pid);
+  g_assert_cmpuint (c->n_maps_copies, ==, 2);
+  g_assert_nonnull (strstr (c->maps, "libutil"));
+
+  run_clear (&run);
+  recorder_free (rec);
+}
+
 /* Without COWSCOPE_SOCKET the probe does nothing: no sink, no output. */
 static void
 test_no_socket (void)
@@ -1027,6 +1172,9 @@ main (int argc, char **argv)
   g_test_add_func ("/probe/signal-reentry", test_signal_reentry);
   g_test_add_func ("/probe/overflow-counted", test_overflow_counted);
   g_test_add_func ("/probe/fork", test_fork);
+  g_test_add_func ("/probe/first-event-setup", test_first_event_setup);
+  g_test_add_func ("/probe/first-event-lazy-setup", test_first_event_lazy_setup);
+  g_test_add_func ("/probe/maps-after-dlopen", test_maps_after_dlopen);
   g_test_add_func ("/probe/no-socket", test_no_socket);
   g_test_add_func ("/probe/unreachable", test_unreachable);
   g_test_add_func ("/probe/cuda-unavailable", test_cuda_unavailable);

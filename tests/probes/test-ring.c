@@ -209,6 +209,13 @@ test_create (void)
   g_assert_cmpuint (stats.producer_tid, ==, (guint) gettid ());
   g_assert_cmpuint (stats.produced, ==, 0);
   g_assert_cmpuint (stats.flags, ==, 0);
+  /* A mapping keeps no fd; a producer may close its own once sent. */
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  g_assert_cmpint (cowscope_ring_get_fd (reader), ==, -1);
+  cowscope_ring_free (reader);
+  cowscope_ring_close_fd (ring);
+  g_assert_cmpint (cowscope_ring_get_fd (ring), ==, -1);
+  g_assert_cmpint (fcntl (fd, F_GETFD), ==, -1);
   cowscope_ring_set_producer (ring, 11, 12);
   cowscope_ring_finish (ring);
   cowscope_ring_get_stats (ring, &stats);
@@ -458,49 +465,247 @@ test_reserve_commit (void)
   cowscope_ring_free (ring);
 }
 
-/* Milliseconds since @start_us (g_get_monotonic_time()). */
-static double
-elapsed_ms (gint64 start_us)
+/* A writer thread for the BLOCK-mode tests: one EVENT write into a full
+ * ring, its result, and whether it has returned. */
+typedef struct {
+  CowscopeRing *ring;
+  gint returned;
+  gboolean stored;
+} BlockedWriter;
+
+static gpointer
+blocked_writer_thread (gpointer data)
 {
-  return (double) (g_get_monotonic_time () - start_us) / 1000.0;
+  BlockedWriter *w = data;
+  CowTraceEvent event = { .type = COW_EVENT_MARK, .time_ns = 42 };
+  w->stored = cowscope_ring_write_event (w->ring, &event);
+  g_atomic_int_set (&w->returned, 1);
+  return NULL;
 }
 
-/* BLOCK mode with nobody consuming: a write waits about the timeout and
- * drops; while tail stays put later writes drop at once; once the
- * consumer frees room writes succeed again. */
+/* Fills @ring with EVENT records until the next one would not fit;
+ * returns how many were written. */
+static uint64_t
+fill_with_events (CowscopeRing *ring)
+{
+  CowTraceEvent event = { .type = COW_EVENT_MARK };
+  uint64_t n = cowscope_ring_get_capacity (ring) / 72;
+  for (uint64_t i = 0; i < n; i++)
+    g_assert_true (cowscope_ring_write_event (ring, &event));
+  return n;
+}
+
+/* Starts a writer on the full @ring and checks, after a while, that it
+ * is still waiting.  The wait is deliberately long compared with any
+ * give-up timeout a writer could have; a writer that returns early is a
+ * failure whatever the machine's load, and a slow machine only makes the
+ * check weaker, never wrong. */
+static GThread *
+start_blocked_writer (BlockedWriter *w, CowscopeRing *ring)
+{
+  *w = (BlockedWriter) { .ring = ring };
+  GThread *thread = g_thread_new ("blocked-writer", blocked_writer_thread, w);
+  g_usleep (200 * 1000);
+  g_assert_cmpint (g_atomic_int_get (&w->returned), ==, 0);
+  return thread;
+}
+
+/* BLOCK mode never gives up while the consumer is there: a writer on a
+ * full ring waits (no time limit) until the consumer makes room, and then
+ * stores its record; nothing is dropped. */
 static void
-test_block_timeout (void)
+test_block_waits_for_consumer (void)
 {
   CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_BLOCK);
-  cowscope_ring_set_block_timeout (ring, 30 * 1000 * 1000);
-  CowTraceEvent event = { .type = COW_EVENT_MARK };
-  uint64_t stored = 0;
-  while (stored < PAGE / 72)
-    {
-      g_assert_true (cowscope_ring_write_event (ring, &event));
-      stored++;
-    }
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  cowscope_ring_attach (reader);
+  uint64_t stored = fill_with_events (ring);
 
-  gint64 start = g_get_monotonic_time ();
-  g_assert_false (cowscope_ring_write (ring, COWSCOPE_RING_KIND_BLOB, &event, 64));
-  double waited = elapsed_ms (start);
-  g_assert_cmpfloat (waited, >=, 25.0);
-  g_assert_cmpfloat (waited, <, 2000.0);
-
-  start = g_get_monotonic_time ();
-  g_assert_false (cowscope_ring_write_event (ring, &event));
-  g_assert_cmpfloat (elapsed_ms (start), <, 10.0);
-
+  BlockedWriter w;
+  GThread *thread = start_blocked_writer (&w, ring);
   CowscopeRingRecord record;
-  g_assert_cmpint (cowscope_ring_peek (ring, &record, NULL), ==,
+  g_assert_cmpint (cowscope_ring_peek (reader, &record, NULL), ==,
                    COWSCOPE_RING_READ_RECORD);
-  cowscope_ring_advance (ring, &record);
-  g_assert_true (cowscope_ring_write_event (ring, &event));
+  cowscope_ring_advance (reader, &record);
+  g_thread_join (thread);
+  g_assert_true (w.stored);
+
+  CowscopeRingStats stats;
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.dropped, ==, 0);
+  g_assert_cmpuint (stats.produced, ==, stored + 1);
+  g_assert_cmpuint (stats.events_produced, ==, stored + 1);
+  g_assert_cmpuint (stats.consumer_state, ==, COWSCOPE_RING_CONSUMER_ATTACHED);
+  g_assert_cmpuint (stats.gone_reason, ==, COWSCOPE_RING_GONE_NONE);
+  cowscope_ring_free (reader);
+  cowscope_ring_free (ring);
+}
+
+/* BLOCK mode stops waiting once the consumer detaches: the waiting write
+ * is dropped and counted, the header says why, and later writes to the
+ * full ring drop at once instead of waiting again. */
+static void
+test_block_consumer_detached (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_BLOCK);
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  cowscope_ring_attach (reader);
+  uint64_t stored = fill_with_events (ring);
+
+  BlockedWriter w;
+  GThread *thread = start_blocked_writer (&w, ring);
+  cowscope_ring_detach (reader);
+  g_thread_join (thread);
+  g_assert_false (w.stored);
+  g_assert_cmpint (cowscope_ring_get_gone_reason (ring), ==,
+                   COWSCOPE_RING_GONE_DETACHED);
+
+  CowTraceEvent event = { .type = COW_EVENT_MARK };
+  g_assert_false (cowscope_ring_write_event (ring, &event));
+
+  CowscopeRingStats stats;
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpuint (stats.dropped, ==, 2);
+  g_assert_cmpuint (stats.events_dropped, ==, 2);
+  g_assert_cmpuint (stats.produced, ==, stored + 2);
+  g_assert_cmpuint (stats.gone_reason, ==, COWSCOPE_RING_GONE_DETACHED);
+  g_assert_cmpuint (stats.consumer_state, ==, COWSCOPE_RING_CONSUMER_DETACHED);
+  cowscope_ring_free (reader);
+  cowscope_ring_free (ring);
+}
+
+static bool
+flag_says_alive (void *data)
+{
+  return g_atomic_int_get ((gint *) data) == 0;
+}
+
+/* BLOCK mode stops waiting when the producer's liveness check says the
+ * consumer is gone (in the probe: the recorder's socket hung up), and
+ * says so in the header. */
+static void
+test_block_liveness_check (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_BLOCK);
+  gint gone = 0;
+  cowscope_ring_set_liveness_check (ring, flag_says_alive, &gone);
+  uint64_t stored = fill_with_events (ring);
+
+  BlockedWriter w;
+  GThread *thread = start_blocked_writer (&w, ring);
+  g_atomic_int_set (&gone, 1);
+  g_thread_join (thread);
+  g_assert_false (w.stored);
+  g_assert_cmpint (cowscope_ring_get_gone_reason (ring), ==,
+                   COWSCOPE_RING_GONE_HUNG_UP);
 
   CowscopeRingStats stats;
   cowscope_ring_get_stats (ring, &stats);
-  g_assert_cmpuint (stats.dropped, ==, 2);
-  g_assert_cmpuint (stats.produced, ==, stored + 3);
+  g_assert_cmpuint (stats.dropped, ==, 1);
+  g_assert_cmpuint (stats.produced, ==, stored + 1);
+  g_assert_cmpuint (stats.gone_reason, ==, COWSCOPE_RING_GONE_HUNG_UP);
+  cowscope_ring_free (ring);
+}
+
+/* Events are counted apart from the other records, on both sides, and
+ * the books balance for each: produced = consumed + dropped. */
+static void
+test_event_counters (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_DROP);
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  CowTraceEvent event = { .type = COW_EVENT_MARK };
+  uint8_t blob[200] = { 0 };
+
+  g_assert_true (cowscope_ring_write_event (ring, &event));
+  g_assert_true (cowscope_ring_write_string (ring, 7, "seven", 5));
+  g_assert_true (cowscope_ring_write (ring, COWSCOPE_RING_KIND_BLOB, blob, sizeof blob));
+  g_assert_true (cowscope_ring_write (ring, COWSCOPE_RING_KIND_EVENT, &event, sizeof event));
+  /* Fill the ring with events until they drop, then a string larger
+   * than what is left drops too. */
+  uint64_t events = 2, event_drops = 0;
+  while (cowscope_ring_write_event (ring, &event))
+    events++;
+  event_drops++;
+  g_assert_false (cowscope_ring_write_string (ring, 8, (const char *) blob, sizeof blob));
+
+  CowscopeRingRecord record;
+  uint64_t read_events = 0, read_records = 0;
+  while (cowscope_ring_peek (reader, &record, NULL) == COWSCOPE_RING_READ_RECORD)
+    {
+      read_events += record.kind == COWSCOPE_RING_KIND_EVENT;
+      read_records++;
+      cowscope_ring_advance (reader, &record);
+    }
+
+  CowscopeRingStats stats;
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpuint (read_events, ==, events);
+  g_assert_cmpuint (stats.events_consumed, ==, events);
+  g_assert_cmpuint (stats.events_dropped, ==, event_drops);
+  g_assert_cmpuint (stats.events_produced, ==, events + event_drops);
+  g_assert_cmpuint (stats.consumed, ==, read_records);
+  g_assert_cmpuint (stats.dropped, ==, event_drops + 1);
+  g_assert_cmpuint (stats.produced, ==, read_records + event_drops + 1);
+  cowscope_ring_free (reader);
+  cowscope_ring_free (ring);
+}
+
+/* A ring is drained once its producer finished it and every record it
+ * published was consumed, never before. */
+static void
+test_drained (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_DROP);
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  CowTraceEvent event = { .type = COW_EVENT_MARK };
+  CowscopeRingRecord record;
+
+  g_assert_false (cowscope_ring_drained (reader)); /* not finished */
+  g_assert_true (cowscope_ring_write_event (ring, &event));
+  cowscope_ring_finish (ring);
+  g_assert_false (cowscope_ring_drained (reader)); /* a record left */
+  g_assert_cmpint (cowscope_ring_peek (reader, &record, NULL), ==, COWSCOPE_RING_READ_RECORD);
+  g_assert_false (cowscope_ring_drained (reader)); /* peeked, not consumed */
+  cowscope_ring_advance (reader, &record);
+  g_assert_true (cowscope_ring_drained (reader));
+  cowscope_ring_free (reader);
+  cowscope_ring_free (ring);
+}
+
+/* What a producer tells the consumer about itself: its name, when its
+ * set-up finished, and for a process's counter ring the records of
+ * threads that had no ring. */
+static void
+test_producer_identity (void)
+{
+  CowscopeRing *ring = ring_new_or_fail (PAGE, COWSCOPE_RING_DROP);
+  CowscopeRing *reader = ring_map_or_fail (ring);
+  CowscopeRingStats stats;
+
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpint (stats.ready_ns, ==, 0);
+  g_assert_cmpstr (stats.name, ==, "");
+  g_assert_cmpuint (stats.orphan_produced, ==, 0);
+
+  cowscope_ring_set_name (ring, "worker-with-a-very-long-name");
+  int64_t before = g_get_monotonic_time () * 1000;
+  cowscope_ring_mark_ready (ring);
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpstr (stats.name, ==, "worker-with-a-v");
+  g_assert_cmpint (stats.ready_ns, >=, before);
+  g_assert_cmpuint (stats.orphan_produced, ==, 0);
+
+  cowscope_ring_set_name (ring, "w2");
+  cowscope_ring_set_process_counters (ring);
+  cowscope_ring_count_orphan (ring, TRUE);
+  cowscope_ring_count_orphan (ring, FALSE);
+  cowscope_ring_get_stats (reader, &stats);
+  g_assert_cmpstr (stats.name, ==, "w2");
+  g_assert_cmpuint (stats.flags & COWSCOPE_RING_FLAG_PROCESS_COUNTERS, !=, 0);
+  g_assert_cmpuint (stats.orphan_produced, ==, 2);
+  g_assert_cmpuint (stats.orphan_events_produced, ==, 1);
+  cowscope_ring_free (reader);
   cowscope_ring_free (ring);
 }
 
@@ -604,7 +809,6 @@ test_concurrency_block (void)
   for (int shared_handle = 0; shared_handle < 2; shared_handle++)
     {
       CowscopeRing *ring = ring_new_or_fail (4 * PAGE, COWSCOPE_RING_BLOCK);
-      cowscope_ring_set_block_timeout (ring, (int64_t) 10 * 1000 * 1000 * 1000);
       CowscopeRing *reader = shared_handle ? ring : ring_map_or_fail (ring);
       Producer p = { .ring = ring, .n = 200000, .max = 700 };
       GThread *thread = g_thread_new ("producer", producer_thread, &p);
@@ -1027,7 +1231,12 @@ main (int argc, char **argv)
   g_test_add_func ("/ring/fill-exact", test_fill_exact);
   g_test_add_func ("/ring/oversized", test_oversized);
   g_test_add_func ("/ring/reserve-commit", test_reserve_commit);
-  g_test_add_func ("/ring/block-timeout", test_block_timeout);
+  g_test_add_func ("/ring/block/waits-for-consumer", test_block_waits_for_consumer);
+  g_test_add_func ("/ring/block/consumer-detached", test_block_consumer_detached);
+  g_test_add_func ("/ring/block/liveness-check", test_block_liveness_check);
+  g_test_add_func ("/ring/event-counters", test_event_counters);
+  g_test_add_func ("/ring/producer-identity", test_producer_identity);
+  g_test_add_func ("/ring/drained", test_drained);
   g_test_add_func ("/ring/concurrency/drop", test_concurrency_drop);
   g_test_add_func ("/ring/concurrency/block", test_concurrency_block);
   g_test_add_func ("/ring/crash/sigkill", test_crash_sigkill);

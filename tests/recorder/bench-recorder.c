@@ -100,8 +100,9 @@ bench_synthetic (uint64_t n, int threads)
     }
   gint64 t0 = g_get_monotonic_time ();
   CowscopeCollector *c = cowscope_collector_new (w, FALSE);
-  cowscope_collector_add_process (c, (uint32_t) getpid (), 0, "bench", "bench",
-                                  0);
+  CowscopeProcessIdentity id = { .pid = (uint32_t) getpid (), .exe = "bench", .cmdline = "bench",
+                                 .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
   for (int t = 0; t < threads; t++)
     {
       CowError err = { 0 };

@@ -139,13 +139,14 @@ record_in_process (const char *path, int marks, gboolean stacks, CowscopeCollect
 
   sink_ring = cowscope_ring_new (1 << 16, COWSCOPE_RING_BLOCK, &err);
   g_assert_nonnull (sink_ring);
-  cowscope_ring_set_block_timeout (sink_ring, (int64_t) 5 * 1000 * 1000 * 1000);
   sink_stacks = stacks;
   CowscopeRing *reader = cowscope_ring_map_fd (cowscope_ring_get_fd (sink_ring), &err);
   g_assert_nonnull (reader);
   uint32_t pid = (uint32_t) getpid ();
   g_autofree char *maps = read_maps ();
-  cowscope_collector_add_process (c, pid, (uint32_t) getppid (), "/proc/self/exe", "test", 0);
+  CowscopeProcessIdentity id = { .pid = pid, .ppid = (uint32_t) getppid (),
+                                 .exe = "/proc/self/exe", .cmdline = "test", .identity = "kernel" };
+  cowscope_collector_add_process (c, &id, 0);
   cowscope_collector_add_maps (c, pid, 1, maps);
   cowscope_collector_add_ring (c, pid, (uint32_t) gettid (), "test", reader);
 
