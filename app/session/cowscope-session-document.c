@@ -570,8 +570,11 @@ load_instants_eagerly (CowscopeSessionDocument *self, LaneLoad *load, GError **e
       while (!cowscope_packed_reader_done (&r))
         {
           cowscope_instant_read (&r, &in, build->cuda);
-          if (!cowscope_packed_reader_ok (&r))
-            break;
+          if (!cowscope_packed_reader_ok (&r) || !cowscope_instant_valid (&in))
+            {
+              cowscope_packed_reader_fail (&r);
+              break;
+            }
           guint8 kind = build->cuda ? load->cuda_kinds[in.code]
                                     : cowscope_timeline_event_kind (in.code, in.aux);
           cowscope_lane_index_append (build->index, in.ts, in.id, kind, in.bytes);
@@ -616,8 +619,11 @@ load_spans (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
       while (!cowscope_packed_reader_done (&r))
         {
           cowscope_span_read (&r, &span);
-          if (!cowscope_packed_reader_ok (&r))
-            break;
+          if (!cowscope_packed_reader_ok (&r) || !cowscope_span_valid (&span))
+            {
+              cowscope_packed_reader_fail (&r);
+              break;
+            }
           guint8 kind = build->cuda ? load->cuda_kinds[span.code]
                                     : cowscope_timeline_span_kind (span.code);
           cowscope_lane_index_add_span (build->index, span.start,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cow-trace.h"
+#include "cowscope-format-check.h"
 #include "cowscope-graph-state.h"
 #include "cowscope-packed.h"
 
@@ -49,6 +50,16 @@ cowscope_instant_read (CowscopePackedReader *r, CowscopeInstant *in, gboolean cu
   in->bytes = cowscope_packed_read_u (r);
 }
 
+/* TRUE when @in's time is a session's time (0 to
+ * COWSCOPE_FORMAT_MAX_TIME): a damaged BLOB decodes to any number, and a
+ * reader treats a record that fails this as the end of what it can use
+ * (the chunk is damaged). */
+static inline gboolean
+cowscope_instant_valid (const CowscopeInstant *in)
+{
+  return in->ts >= 0 && in->ts <= COWSCOPE_FORMAT_MAX_TIME;
+}
+
 /* ---- timeline_spans.spans ----------------------------------------------------
  *   s Δstart, u length (0: still open, else zigzag (end - start) + 1),
  *   s Δid, b code, u bytes
@@ -85,6 +96,15 @@ cowscope_span_read (CowscopePackedReader *r, CowscopeSpan *s)
   s->id = cowscope_packed_add (s->id, cowscope_packed_read_s (r));
   s->code = cowscope_packed_read_byte (r);
   s->bytes = cowscope_packed_read_u (r);
+}
+
+/* TRUE when @s starts at a session's time and, unless still open, ends
+ * at one no earlier (as cowscope_instant_valid()). */
+static inline gboolean
+cowscope_span_valid (const CowscopeSpan *s)
+{
+  return s->start >= 0 && s->start <= COWSCOPE_FORMAT_MAX_TIME
+         && (s->open || (s->end >= s->start && s->end <= COWSCOPE_FORMAT_MAX_TIME));
 }
 
 /* ---- checkpoint_states.objects ---------------------------------------------

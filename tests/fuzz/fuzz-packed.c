@@ -28,7 +28,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (CowscopeLaneIndex, cowscope_lane_index_free)
  * reads at most a chunk's count (its row says how many). */
 #define MAX_RECORDS 100000
 
-/* Queries @index over a few windows, as the timeline draws it. */
+/* Queries @index over a few windows, as the timeline draws it: windows
+ * within a session's time (the document's start and end are times). */
 static void
 query_index (CowscopeLaneIndex *index)
 {
@@ -42,7 +43,7 @@ query_index (CowscopeLaneIndex *index)
   gint64 windows[][2] = {
     { first, last },
     { first + width / 3, last - width / 3 },
-    { G_MININT64 / 2, G_MAXINT64 / 2 },
+    { 0, COWSCOPE_FORMAT_MAX_TIME },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (windows); i++)
     {
@@ -66,7 +67,9 @@ decode_instants (const guint8 *blob, gsize len, gboolean cuda)
   for (guint n = 0; n < MAX_RECORDS && !cowscope_packed_reader_done (&r); n++)
     {
       cowscope_instant_read (&r, &in, cuda);
-      if (!cowscope_packed_reader_ok (&r))
+      /* As the model: an instant outside any session's time ends what
+       * can be used of the chunk. */
+      if (!cowscope_packed_reader_ok (&r) || !cowscope_instant_valid (&in))
         break;
       guint8 kind = cuda ? (guint8) (in.code % COWSCOPE_N_ITEM_KINDS)
                          : cowscope_timeline_event_kind (in.code, in.aux);
@@ -85,7 +88,7 @@ decode_spans (const guint8 *blob, gsize len)
   for (guint n = 0; n < MAX_RECORDS && !cowscope_packed_reader_done (&r); n++)
     {
       cowscope_span_read (&r, &span);
-      if (!cowscope_packed_reader_ok (&r))
+      if (!cowscope_packed_reader_ok (&r) || !cowscope_span_valid (&span))
         break;
       cowscope_lane_index_add_span (index, span.start, span.open ? span.start : span.end, span.id,
                                     cowscope_timeline_span_kind (span.code), span.bytes);
@@ -171,8 +174,8 @@ decode_replay (const guint8 *blob, gsize len)
   walk_state (st);
 }
 
-/* Counter bins: the row's start, end and count come first (varints), as
- * the table's columns, then the BLOB. */
+/* Counter bins: the row's start, end and count come first (varints,
+ * zigzag for the times), as the table's columns, then the BLOB. */
 static void
 decode_counters (const guint8 *blob, gsize len)
 {
@@ -181,7 +184,10 @@ decode_counters (const guint8 *blob, gsize len)
   gint64 start = cowscope_packed_read_s (&r);
   gint64 end = cowscope_packed_read_s (&r);
   gint64 n_bins = (gint64) cowscope_packed_read_u (&r);
-  if (!cowscope_packed_reader_ok (&r))
+  /* The row's start and end are checked as times before the BLOB is
+   * read (cowscope-format-check.h); so here. */
+  if (!cowscope_packed_reader_ok (&r) || start < 0 || start > COWSCOPE_FORMAT_MAX_TIME || end < 0
+      || end > COWSCOPE_FORMAT_MAX_TIME)
     return;
   CowscopeCounterBins *bins = cowscope_counter_bins_read (start, end, n_bins, r.p,
                                                           (gsize) (r.end - r.p));
@@ -189,7 +195,7 @@ decode_counters (const guint8 *blob, gsize len)
     return;
   g_autoptr (GArray) samples = g_array_new (FALSE, FALSE, sizeof (CowscopeCounterSample));
   cowscope_counter_bins_query (bins, start, end, 53, samples);
-  cowscope_counter_bins_query (bins, G_MININT64 / 2, G_MAXINT64 / 2, 7, samples);
+  cowscope_counter_bins_query (bins, 0, COWSCOPE_FORMAT_MAX_TIME, 7, samples);
   cowscope_counter_bins_free (bins);
 }
 

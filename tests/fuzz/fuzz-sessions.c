@@ -111,9 +111,9 @@ static const char *const out_names[N_OUTS] = { "refused", "same", "different", "
  * checks it); the application's load (its values); the exports and
  * `finalize` read everything. */
 static const char *const report_tables[] = {
-  "meta", "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations", "stacks",
-  "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons", "access_kinds",
-  "materialize_kinds", "cuda_kinds", NULL,
+  "meta", "processes", "threads", "thread_events", "cuda_activity", "lazy_clones",
+  "materializations", "stacks", "stack_frames", "frames", "violations", "tensors", "ops",
+  "eager_reasons", "access_kinds", "materialize_kinds", "cuda_kinds", NULL,
 };
 static const char *const open_tables[] = {
   "meta", "processes", "threads", "timeline_lanes", "timeline_chunks", "timeline_spans",
