@@ -48,9 +48,9 @@ static const char *const metric_names[] = {
  * from.  `events` is read only for its first and last times, which
  * build_time() checks itself. */
 static const char *const report_tables[] = {
-  "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations", "stacks",
-  "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons", "access_kinds",
-  "materialize_kinds", "cuda_kinds", NULL,
+  "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations",
+  "stacks", "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons",
+  "access_kinds", "materialize_kinds", "cuda_kinds", NULL,
 };
 
 typedef struct {

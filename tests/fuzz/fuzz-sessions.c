@@ -575,7 +575,13 @@ run_isolated (Command cmd, const char *path, const char *dir, const char *expect
           g_string_append_printf (record, "O%s", text->str);
         }
       g_file_set_contents (result_path, record->str, (gssize) record->len, NULL);
-      _exit (0);
+      g_string_free (record, TRUE);
+      g_free (got);
+      g_free (refusal);
+      g_free (why);
+      /* exit(), not _exit(): under ASan, LeakSanitizer then checks what
+       * the command left allocated (a leak fails the command). */
+      exit (0);
     }
   int status = 0;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
@@ -752,6 +758,21 @@ record_base (const char *dir, const char *name, const char *const *args, gboolea
   printf ("# base %s: %" G_GINT64_FORMAT " pages of %" G_GINT64_FORMAT " bytes, %u b-trees\n",
           name, base->n_pages, base->page_size, base->btrees->len);
   return base;
+}
+
+static void
+base_free (Base *base)
+{
+  g_free (base->name);
+  g_free (base->path);
+  for (int c = 0; c < N_CMDS; c++)
+    g_free (base->expected[c]);
+  for (guint i = 0; i < base->pages->len; i++)
+    g_array_free (g_array_index (base->pages, GArray *, i), TRUE);
+  g_array_free (base->pages, TRUE);
+  g_ptr_array_free (base->btrees, TRUE);
+  g_ptr_array_free (base->int_columns, TRUE);
+  g_free (base);
 }
 
 /* ---- mutations -------------------------------------------------------------------- */
@@ -1326,5 +1347,8 @@ main (int argc, char **argv)
     }
   print_table ();
   remove_tree (dir);
+  for (guint i = 0; i < n_bases; i++)
+    base_free (bases[i]);
+  g_free (opt.keep);
   return failures > 0 ? 1 : 0;
 }
