@@ -12,7 +12,7 @@
 
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_PARAMETER      "FILE — write a session as a trace, CSV files or a compacted copy"
-#define MSG_SUMMARY        "Formats:\n  chrome  Trace Event JSON for ui.perfetto.dev and chrome://tracing\n  csv     a directory with one CSV file per table\n  sqlite  a compacted copy of the session database"
+#define MSG_SUMMARY        "Formats:\n  chrome  Trace Event JSON for the Perfetto UI (https://ui.perfetto.dev)\n  csv     a directory with one CSV file per table\n  sqlite  a compacted copy of the session database"
 #define MSG_OPT_FORMAT     "Output format: chrome, csv or sqlite (default chrome)"
 #define MSG_OPT_OUTPUT     "Where to write (a file; a directory for csv)"
 #define MSG_OPT_FORCE      "Replace OUT if it exists"

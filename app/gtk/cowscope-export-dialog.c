@@ -348,7 +348,7 @@ build_ui (CowscopeExportDialog *self)
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group),
                              format_row (self, COWSCOPE_EXPORT_FORMAT_CHROME,
                                          _("_Chrome / Perfetto Trace"),
-                                         _("Trace Event JSON for ui.perfetto.dev and chrome://tracing")));
+                                         _("Trace Event JSON for the Perfetto UI (ui.perfetto.dev)")));
   adw_preferences_group_add (ADW_PREFERENCES_GROUP (group),
                              format_row (self, COWSCOPE_EXPORT_FORMAT_CSV,
                                          _("CSV _Tables"),

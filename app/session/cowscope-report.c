@@ -235,65 +235,37 @@ call_site_free (CallSite *site)
   g_free (site);
 }
 
-/* TRUE for a frame inside Cowscope's own libraries (engine, probes),
- * which a call site skips to name the user's code. */
-static gboolean
-frame_is_internal (const char *function, const char *module)
-{
-  g_autofree char *base = module != NULL ? g_path_get_basename (module) : NULL;
-
-  if (function != NULL
-      && (g_str_has_prefix (function, "cow_")
-          || g_str_has_prefix (function, "cowscope_")))
-    return TRUE;
-  return base != NULL
-         && (g_str_has_prefix (base, "libcowtensor")
-             || g_str_has_prefix (base, "libcowscope"));
-}
-
-/* The call site of stack @stack_id: its innermost symbolized frame outside
- * Cowscope, else its innermost frame outside Cowscope (address, module),
- * else its innermost frame.  NULL stack_id (<= 0) gives "(no call stack)".
- * Returns a new CallSite with count and bytes zero, or NULL on error. */
+/* The call site of stack @stack_id (the call_sites view: its innermost
+ * symbolized frame outside Cowscope, else its innermost frame outside
+ * Cowscope, else its innermost frame), with the report's text ("FILE:LINE
+ * in f()", "in f()" without a file, "0x… in module" unsymbolized).  A
+ * stack_id <= 0 or one without frames gives "(no call stack)".  Returns a
+ * new CallSite with count and bytes zero, or NULL on error. */
 static CallSite *
-resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *frames,
+resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *call_site,
                    gint64 stack_id, GError **error)
 {
   CallSite *site = g_new0 (CallSite, 1);
-  int best = 0; /* 3 symbolized user, 2 user, 1 any */
-  int rc;
+  int rc = SQLITE_DONE;
 
-  sqlite3_reset (frames);
-  sqlite3_bind_int64 (frames, 1, stack_id);
-  while (stack_id > 0 && best < 3
-         && (rc = cowscope_session_tables_step (session, frames, error)) == SQLITE_ROW)
-    {
-      const char *function = (const char *) sqlite3_column_text (frames, 0);
-      const char *file = (const char *) sqlite3_column_text (frames, 1);
-      const char *module = (const char *) sqlite3_column_text (frames, 3);
-      gboolean symbolized = function != NULL || file != NULL;
-      int score = frame_is_internal (function, module) ? 1 : symbolized ? 3 : 2;
-
-      if (score <= best)
-        continue;
-      best = score;
-      g_free (site->function);
-      g_free (site->file);
-      g_free (site->module);
-      site->function = g_strdup (function);
-      site->file = g_strdup (file);
-      site->module = g_strdup (module);
-      site->line = sqlite3_column_int64 (frames, 2);
-      site->address = sqlite3_column_int64 (frames, 4);
-      site->symbolized = symbolized;
-    }
-  if (stack_id > 0 && best < 3 && rc < 0)
+  sqlite3_reset (call_site);
+  sqlite3_bind_int64 (call_site, 1, stack_id);
+  if (stack_id > 0 && (rc = cowscope_session_tables_step (session, call_site, error)) < 0)
     {
       call_site_free (site);
       return NULL;
     }
+  if (rc == SQLITE_ROW)
+    {
+      site->function = g_strdup ((const char *) sqlite3_column_text (call_site, 1));
+      site->file = g_strdup ((const char *) sqlite3_column_text (call_site, 2));
+      site->line = sqlite3_column_int64 (call_site, 3);
+      site->module = g_strdup ((const char *) sqlite3_column_text (call_site, 4));
+      site->address = sqlite3_column_int64 (call_site, 5);
+      site->symbolized = site->function != NULL || site->file != NULL;
+    }
 
-  if (best == 0)
+  if (rc != SQLITE_ROW)
     site->text = g_strdup (MSG_NO_STACK);
   else if (site->symbolized)
     {
@@ -310,10 +282,9 @@ resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *frames,
     }
   else
     {
-      g_autofree char *module = site->module != NULL ? g_path_get_basename (site->module) : NULL;
-      site->text = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x in %s",
-                                    site->address,
-                                    module != NULL ? module : "an unknown module");
+      /* The view's text for an address in a module. */
+      const char *text = (const char *) sqlite3_column_text (call_site, 0);
+      site->text = g_strdup (text != NULL ? text : MSG_NO_STACK);
     }
   site->key = g_strdup_printf ("%s\x1f%s\x1f%" G_GINT64_FORMAT "\x1f%s\x1f%"
                                G_GINT64_FORMAT, site->text,
@@ -324,10 +295,8 @@ resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *frames,
   return site;
 }
 
-static const char frames_sql[] =
-  "SELECT f.function, f.file, f.line, f.module, f.address"
-  " FROM stack_frames sf JOIN frames f ON f.id = sf.frame_id"
-  " WHERE sf.stack_id = ? ORDER BY sf.position";
+static const char call_site_sql[] =
+  "SELECT call_site, function, file, line, module, address FROM call_sites WHERE stack_id = ?";
 
 static gint
 compare_sites (gconstpointer a, gconstpointer b)
@@ -368,7 +337,7 @@ build_call_sites (Report *report, GError **error)
     g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
                            (GDestroyNotify) call_site_free);
   g_autoptr (GPtrArray) sites = g_ptr_array_new ();
-  sqlite3_stmt *stmt, *frames;
+  sqlite3_stmt *stmt, *call_site;
   int rc;
 
   stmt = cowscope_session_tables_prepare (report->session,
@@ -376,8 +345,8 @@ build_call_sites (Report *report, GError **error)
     " WHERE (kind & :materialize_kind_mask) = :materialize_copy GROUP BY stack_id", error);
   if (stmt == NULL)
     return FALSE;
-  frames = cowscope_session_tables_prepare (report->session, frames_sql, error);
-  if (frames == NULL)
+  call_site = cowscope_session_tables_prepare (report->session, call_site_sql, error);
+  if (call_site == NULL)
     {
       sqlite3_finalize (stmt);
       return FALSE;
@@ -385,7 +354,7 @@ build_call_sites (Report *report, GError **error)
   while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
       gint64 stack_id = sqlite3_column_int64 (stmt, 0);
-      CallSite *site = resolve_call_site (report->session, frames, stack_id, error);
+      CallSite *site = resolve_call_site (report->session, call_site, stack_id, error);
       CallSite *existing;
 
       if (site == NULL)
@@ -405,7 +374,7 @@ build_call_sites (Report *report, GError **error)
       existing->bytes += sqlite3_column_int64 (stmt, 2);
     }
   sqlite3_finalize (stmt);
-  sqlite3_finalize (frames);
+  sqlite3_finalize (call_site);
   if (rc < 0)
     return FALSE;
 
@@ -769,7 +738,7 @@ static gboolean
 build_violations (Report *report, GError **error)
 {
   JsonBuilder *b = report->builder;
-  sqlite3_stmt *stmt, *frames;
+  sqlite3_stmt *stmt, *call_site;
   gint64 count = 0;
   int rc;
 
@@ -789,8 +758,8 @@ build_violations (Report *report, GError **error)
     " FROM violations v ORDER BY v.ts, v.seq LIMIT 100", error);
   if (stmt == NULL)
     return FALSE;
-  frames = cowscope_session_tables_prepare (report->session, frames_sql, error);
-  if (frames == NULL)
+  call_site = cowscope_session_tables_prepare (report->session, call_site_sql, error);
+  if (call_site == NULL)
     {
       sqlite3_finalize (stmt);
       return FALSE;
@@ -799,7 +768,7 @@ build_violations (Report *report, GError **error)
   json_builder_begin_array (b);
   while ((rc = cowscope_session_tables_step (report->session, stmt, error)) == SQLITE_ROW)
     {
-      CallSite *site = resolve_call_site (report->session, frames,
+      CallSite *site = resolve_call_site (report->session, call_site,
                                           sqlite3_column_int64 (stmt, 13), error);
       if (site == NULL)
         {
@@ -828,7 +797,7 @@ build_violations (Report *report, GError **error)
     }
   json_builder_end_array (b);
   sqlite3_finalize (stmt);
-  sqlite3_finalize (frames);
+  sqlite3_finalize (call_site);
   return rc >= 0;
 }
 

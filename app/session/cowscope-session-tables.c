@@ -9,6 +9,7 @@
 #include "cowscope-format-check.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
+#include "cowscope-format-views.h"
 #include "cowscope-format-vocabulary.h"
 
 struct _CowscopeSessionTables {
@@ -177,6 +178,13 @@ cowscope_session_tables_new_for_db (sqlite3 *db, const char *path, GError **erro
                                      error)
       || !load_meta (tables, error))
     return NULL;
+  /* This version's views, whatever the file holds (an older session has
+   * none; a file's own views of those names are shadowed). */
+  if (!cowscope_format_create_temp_views (tables->db))
+    {
+      cowscope_session_tables_set_error (tables, error, sqlite3_errcode (tables->db), "opening");
+      return NULL;
+    }
   return g_steal_pointer (&tables);
 }
 

@@ -7,6 +7,8 @@
  * (cowscope-format-finalize.h), which is read instead and deleted when the
  * tables are freed; the session file itself is never written, and
  * cowscope_session_tables_is_finalized() says so for the caller to warn.
+ * The session views (cowscope-format-views.h: call_sites, copies, ...)
+ * are there as TEMP views of this version, whatever the file holds.
  */
 #pragma once
 

@@ -11,6 +11,7 @@
 #include "cowscope-format-index.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
+#include "cowscope-format-views.h"
 #include "cowscope-format-vocabulary.h"
 
 /* Indexes for the derivation below and for the readers' queries: an
@@ -32,6 +33,8 @@ static const char derived_index_sql[] =
   "CREATE INDEX IF NOT EXISTS lazy_clones_time ON lazy_clones (ts);"
   "CREATE INDEX IF NOT EXISTS materializations_storage ON materializations (pid, storage_id, seq);"
   "CREATE INDEX IF NOT EXISTS materializations_time ON materializations (begin_ts);"
+  /* What each lazy copy caused (the lazy_copies view). */
+  "CREATE INDEX IF NOT EXISTS materializations_lazy_clone ON materializations (lazy_clone_seq);"
   "CREATE INDEX IF NOT EXISTS violations_storage ON violations (pid, storage_id);"
   "CREATE INDEX IF NOT EXISTS ranges_thread_time ON ranges (pid, tid, begin_ts);"
   "CREATE INDEX IF NOT EXISTS marks_time ON marks (ts);"
@@ -275,6 +278,29 @@ check (gboolean ok, sqlite3 *db, const char *path, GError **error)
   return ok;
 }
 
+/* meta.start_ns and meta.end_ns: the session's span (the format's
+ * bounds rule), which the views' *_ms columns count from. */
+static gboolean
+write_bounds (sqlite3 *db, const char *path, GError **error)
+{
+  gint64 start = 0, end = 0;
+  if (!cowscope_format_query_bounds (db, path, &start, &end, error))
+    return FALSE;
+  g_autofree char *sql = g_strdup_printf ("INSERT OR REPLACE INTO meta (key, value) VALUES"
+                                          " ('start_ns', %" G_GINT64_FORMAT "),"
+                                          " ('end_ns', %" G_GINT64_FORMAT ")",
+                                          start, end);
+  return exec (db, path, sql, error);
+}
+
+/* The session's span and its views (cowscope-format-views.h). */
+static gboolean
+write_views (sqlite3 *db, const char *path, GError **error)
+{
+  return write_bounds (db, path, error)
+         && check (cowscope_format_create_views (db), db, path, error);
+}
+
 /* Renumbers `events` in time order.  The recorder appends events in the
  * order it drains the rings, one ring (thread) at a time, so `seq` is not
  * time order across threads; everything derived from it (materialization
@@ -354,6 +380,7 @@ cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbolizeFunc s
       || (symbolize != NULL && !symbolize (db, path, error)) || !step_done ("symbols")
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
       || !step_done ("checkpoints and timeline summaries")
+      || !write_views (db, path, error)
       || !exec (db, path, meta_sql, error)
       || (recorded_version >= EVENT_COUNTS_SINCE && !exec (db, path, event_counts_sql, error))
       || !exec (db, path, interval_sql, error)
@@ -391,7 +418,8 @@ cowscope_format_reconcile_counts (sqlite3 *db, const char *path, GError **error)
 /* Finalizes a session that an older version finalized: its events are in
  * time order and its derived tables are what derive_sql gives (no
  * version changed them), so only what the current version added is
- * derived: the IPC tables when it lacks them, the packed summaries. */
+ * derived: the IPC tables when it lacks them, the packed summaries, the
+ * span and the views. */
 static gboolean
 refinalize (sqlite3 *db, const char *path, GError **error)
 {
@@ -407,6 +435,7 @@ refinalize (sqlite3 *db, const char *path, GError **error)
       || !exec (db, path, derived_index_sql, error)
       || (!had_ipc && !exec (db, path, ipc_derive_sql, error))
       || !cowscope_format_index_write (db, path, COWSCOPE_CHECKPOINT_INTERVAL, error)
+      || !write_views (db, path, error)
       || !exec (db, path, version_sql, error)
       || !exec (db, path, "INSERT OR REPLACE INTO meta (key, value) VALUES"
                           " ('checkpoint_interval', " G_STRINGIFY (COWSCOPE_CHECKPOINT_INTERVAL) ")",

@@ -6,8 +6,9 @@
  * object tables (allocations, storages, tensors, contexts, lazy_clones,
  * materializations, violations, ranges, marks, ipc_refs, ipc_blocks), the
  * caller's symbolization of stack frames, the packed summaries
- * (cowscope-format-index.h) and the meta totals; then meta.finalized = 1
- * and a single file (journal_mode = DELETE).  Running it again rebuilds
+ * (cowscope-format-index.h), the session's span (meta.start_ns, end_ns),
+ * the views (cowscope-format-views.h) and the meta totals; then
+ * meta.finalized = 1 and a single file (journal_mode = DELETE).  Running it again rebuilds
  * the same result, which is how `cowscope-cli finalize` upgrades an older
  * session in place; readers upgrade a copy (cowscope_format_finalized_copy()).
  */
@@ -37,7 +38,8 @@ gboolean cowscope_format_finalize (sqlite3 *db, const char *path, CowscopeSymbol
  * read.  For readers of a session that is not current: one never
  * finalized is finalized (its frames stay unsymbolized); one finalized by
  * an older version gets what this version derives and that one did not
- * (the packed summaries, the IPC tables), its derived tables kept.  NULL
+ * (the packed summaries, the IPC tables, the span and the views), its
+ * derived tables kept.  NULL
  * with @error when @path cannot be opened or the copy cannot be written. */
 char *cowscope_format_finalized_copy (const char *path, GError **error);
 

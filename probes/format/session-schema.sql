@@ -13,6 +13,8 @@
 -- finalized later (cowscope-cli finalize).
 --
 -- Every table and column is documented in README.md ("Session database").
+-- Finalizing also creates readable views over the derived tables
+-- (session-views.sql, installed beside this file).
 
 PRAGMA user_version = 3;
 
@@ -31,7 +33,9 @@ PRAGMA user_version = 3;
 --   'recorder detached'), peer_faults (total of peer_faults.count),
 --   malformed_records (records the recorder could not use), events,
 --   checkpoint_interval, finalized (0 while recording, 1 when done),
---   index_format (layout of the packed BLOBs below; 1).
+--   index_format (layout of the packed BLOBs below; 1), start_ns and
+--   end_ns (the session's span: its first and last event or CUDA record,
+--   written when finalizing; the views' *_ms columns count from start_ns).
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value

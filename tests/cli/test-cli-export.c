@@ -9,6 +9,7 @@
 #include "cli-fixture.h"
 #include "cowscope-cli-commands.h"
 #include "cowscope-export.h"
+#include "trace-check.h"
 
 typedef struct {
   char *dir;
@@ -122,6 +123,46 @@ assert_time_format (const char *text)
   g_assert_cmpuint (n_any, ==, n_good);
 }
 
+/* The first "X" slice named @name whose args.op is @op (any when NULL). */
+static JsonObject *
+find_slice (JsonArray *events, const char *name, const char *op)
+{
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (e, "ph"), "X") == 0
+          && g_strcmp0 (member_text (e, "name"), name) == 0
+          && (op == NULL
+              || g_strcmp0 (member_text (json_object_get_object_member (e, "args"), "op"), op) == 0))
+        return e;
+    }
+  return NULL;
+}
+
+/* The flow event @ph ("s" or "f") of category @cat and id @id. */
+static JsonObject *
+find_flow (JsonArray *events, const char *ph, const char *cat, gint64 id)
+{
+  for (guint i = 0; i < json_array_get_length (events); i++)
+    {
+      JsonObject *e = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (e, "ph"), ph) == 0 && g_strcmp0 (member_text (e, "cat"), cat) == 0
+          && json_object_get_int_member (e, "id") == id)
+        return e;
+    }
+  return NULL;
+}
+
+/* The fixture's range, mark and kernel names, as the JSON carries them. */
+static char **
+fixture_user_names (void)
+{
+  char *names[] = { g_strdup ("epoch 1"), g_strdup ("never closed"),
+                    g_utf8_make_valid (CLI_FIXTURE_WEIRD_MARK, -1), g_strdup ("my_kernel"),
+                    NULL };
+  return g_memdup2 (names, sizeof names);
+}
+
 static void
 check_chrome (const char *out, gboolean finalized)
 {
@@ -129,11 +170,18 @@ check_chrome (const char *out, gboolean finalized)
   g_autofree char *text = NULL;
   JsonArray *events = load_trace (out, parser, &text);
   const gint64 gpu = COWSCOPE_EXPORT_GPU_PID_BASE;
-  JsonObject *e, *s = NULL, *fl = NULL, *args;
+  g_auto (GStrv) user_names = fixture_user_names ();
+  JsonObject *e, *s, *fl, *args, *copy;
+  JsonArray *stack;
+  gint64 stream;
 
   assert_time_format (text);
+  /* Stable names, nested slices, flows strictly inside their slices. */
+  TraceCheckCounts counts = trace_check_properties (events, (const char *const *) user_names);
+  g_assert_cmpuint (counts.lazy_flows, ==, 3);
+  g_assert_cmpuint (counts.cuda_flows, ==, 1);
 
-  /* Tracks: the process, its threads, GPU 0 with stream 7. */
+  /* Tracks: the process, its threads, GPU 0 with stream 7 of train. */
   e = find_metadata (events, "process_name", "train");
   g_assert_nonnull (e);
   g_assert_cmpint (json_object_get_int_member (e, "pid"), ==, 100);
@@ -142,24 +190,34 @@ check_chrome (const char *out, gboolean finalized)
   e = find_metadata (events, "process_name", "GPU 0");
   g_assert_nonnull (e);
   g_assert_cmpint (json_object_get_int_member (e, "pid"), ==, gpu);
-  e = find_metadata (events, "thread_name", "stream 7");
+  e = find_metadata (events, "thread_name", "stream 7 (train 100)");
   g_assert_nonnull (e);
-  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 7);
+  g_assert_cmpint (json_object_get_int_member (e, "pid"), ==, gpu);
+  stream = json_object_get_int_member (e, "tid");
 
-  /* The first copy: a slice from 5 µs to 7.5 µs after the base. */
-  e = find_event (events, "X", "copy (add_)", 100);
-  g_assert_nonnull (e);
-  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "ts"), 5.0, 1e-9);
-  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "dur"), 2.5, 1e-9);
-  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 100);
-  args = json_object_get_object_member (e, "args");
+  /* The first copy: a slice named "copy" from 5 µs to 7.5 µs after the
+   * base; what it was in its args, with its call stack. */
+  copy = find_slice (events, "copy", "add_");
+  g_assert_nonnull (copy);
+  g_assert_cmpint (json_object_get_int_member (copy, "pid"), ==, 100);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (copy, "ts"), 5.0, 1e-9);
+  g_assert_cmpfloat_with_epsilon (json_object_get_double_member (copy, "dur"), 2.5, 1e-9);
+  g_assert_cmpint (json_object_get_int_member (copy, "tid"), ==, 100);
+  args = json_object_get_object_member (copy, "args");
   g_assert_cmpint (json_object_get_int_member (args, "bytes"), ==, 4 * MiB);
   g_assert_cmpstr (member_text (args, "kind"), ==, "copy");
-  g_assert_cmpstr (member_text (args, "op"), ==, "add_");
   g_assert_cmpint (json_object_get_int_member (args, "lock_wait_ns"), ==, 300);
   g_assert_cmpint (json_object_get_int_member (args, "storage_id"), ==, 2);
-  g_assert_nonnull (find_event (events, "X", "steal (add_)", 100));
-  g_assert_nonnull (find_event (events, "X", "copy (mul_)", 100));
+  /* Event numbers are the recording's, or a finalized copy's. */
+  if (finalized)
+    g_assert_cmpint (json_object_get_int_member (args, "seq"), ==, 14);
+  g_assert_cmpstr (member_text (args, "tensor"), ==, "weights");
+  g_assert_cmpstr (member_text (args, "call_site"), ==, "update_weights (train.c:88)");
+  stack = json_object_get_array_member (args, "stack");
+  g_assert_cmpuint (json_array_get_length (stack), ==, 3);
+  g_assert_cmpstr (json_array_get_string_element (stack, 0), ==,
+                   "cow_storage_materialize (cow-storage.c:290)");
+  g_assert_cmpstr (json_array_get_string_element (stack, 2), ==, "main (train.c:120)");
 
   /* Ranges, instants, CUDA. */
   e = find_event (events, "X", "epoch 1", 100);
@@ -168,48 +226,71 @@ check_chrome (const char *out, gboolean finalized)
   e = find_event (events, "X", "never closed", 100);
   g_assert_nonnull (e);
   g_assert_true (json_object_get_boolean_member (json_object_get_object_member (e, "args"), "unclosed"));
-  g_assert_nonnull (find_event (events, "i", "lazy clone", 100));
-  g_assert_nonnull (find_event (events, "i", "eager clone (foreign_data_ptr)", 100));
-  e = find_event (events, "i", "simulate violation (read)", 100);
+  /* The three lazy clones each started a copy or steal: slices for
+   * their arrows; the eager one stays an instant. */
+  e = find_event (events, "X", "lazy clone", 100);
+  g_assert_nonnull (e);
+  g_assert_cmpstr (member_text (json_object_get_object_member (e, "args"), "op"), ==, "lazy_clone");
+  e = find_event (events, "i", "eager clone", 100);
+  g_assert_nonnull (e);
+  g_assert_cmpstr (member_text (json_object_get_object_member (e, "args"), "eager_reason"), ==,
+                   "foreign_data_ptr");
+  e = find_event (events, "i", "simulate-mode warning", 100);
   g_assert_nonnull (e);
   args = json_object_get_object_member (e, "args");
+  g_assert_cmpstr (member_text (args, "access"), ==, "read");
   g_assert_cmpstr (member_text (args, "writer"), ==, "weights");
   g_assert_cmpstr (member_text (args, "accessor"), ==, "snapshot");
+  g_assert_cmpstr (member_text (args, "call_site"), ==, "0xdeadbeef in train");
   /* The awkward mark survives as valid JSON (the invalid byte replaced). */
-  e = find_event (events, "i", NULL, 100);
+  e = NULL;
   for (guint i = 0; i < json_array_get_length (events); i++)
     {
       JsonObject *m = json_array_get_object_element (events, i);
       if (g_strcmp0 (member_text (m, "cat"), "mark") == 0)
         e = m;
     }
+  g_assert_nonnull (e);
   g_assert_true (g_str_has_prefix (member_text (e, "name"),
                                    "odd \"mark\" \\ with\nnewline\ttab\x01 and "));
   e = find_event (events, "X", "memcpy HtoD", gpu);
   g_assert_nonnull (e);
-  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, 7);
+  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, stream);
+  g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (e, "args"), "stream"),
+                   ==, 7);
   g_assert_cmpfloat_with_epsilon (json_object_get_double_member (e, "ts"), 6.0, 1e-9);
   g_assert_nonnull (find_event (events, "X", "my_kernel", gpu));
 
-  /* The flow: from the copy's thread to the memcpy, one id. */
-  for (guint i = 0; i < json_array_get_length (events); i++)
-    {
-      JsonObject *x = json_array_get_object_element (events, i);
-      if (g_strcmp0 (member_text (x, "ph"), "s") == 0)
-        s = x;
-      if (g_strcmp0 (member_text (x, "ph"), "f") == 0)
-        fl = x;
-    }
+  /* The CUDA flow: from inside the copy, to the memcpy (its id). */
+  s = find_flow (events, "s", "cuda_flow", 1);
+  fl = find_flow (events, "f", "cuda_flow", 1);
   g_assert_nonnull (s);
   g_assert_nonnull (fl);
-  g_assert_cmpint (json_object_get_int_member (s, "id"), ==, json_object_get_int_member (fl, "id"));
   g_assert_cmpint (json_object_get_int_member (s, "pid"), ==, 100);
   g_assert_cmpint (json_object_get_int_member (s, "tid"), ==, 100);
-  g_assert_cmpfloat (json_object_get_double_member (s, "ts"), >=, 5.0);
-  g_assert_cmpfloat (json_object_get_double_member (s, "ts"), <=, 7.5);
+  g_assert_cmpint (trace_check_ns (s, "ts"), ==, 6000);
   g_assert_cmpint (json_object_get_int_member (fl, "pid"), ==, gpu);
-  g_assert_cmpint (json_object_get_int_member (fl, "tid"), ==, 7);
-  g_assert_cmpstr (member_text (fl, "bp"), ==, "e");
+  g_assert_cmpint (json_object_get_int_member (fl, "tid"), ==, stream);
+  g_assert_cmpint (trace_check_ns (fl, "ts"), ==, 6001);
+
+  /* The lazy clone's arrow to the copy it caused (id: the copy's seq):
+   * from inside the clone's slice at 1.2 µs, into the copy's slice. */
+  gint64 seq = json_object_get_int_member (json_object_get_object_member (copy, "args"), "seq");
+  s = find_flow (events, "s", "lazy_copy_flow", seq);
+  fl = find_flow (events, "f", "lazy_copy_flow", seq);
+  g_assert_nonnull (s);
+  g_assert_nonnull (fl);
+  g_assert_cmpint (trace_check_ns (s, "ts"), ==, 1201);
+  g_assert_cmpint (json_object_get_int_member (s, "tid"), ==, 100);
+  g_assert_cmpint (trace_check_ns (fl, "ts"), ==, 5001);
+  e = find_slice (events, "copy", "mul_");
+  seq = json_object_get_int_member (json_object_get_object_member (e, "args"), "seq");
+  g_assert_nonnull (find_flow (events, "f", "lazy_copy_flow", seq));
+  g_assert_cmpint (json_object_get_int_member (find_flow (events, "f", "lazy_copy_flow", seq), "tid"),
+                   ==, 101);
+  e = find_slice (events, "steal", "add_");
+  seq = json_object_get_int_member (json_object_get_object_member (e, "args"), "seq");
+  g_assert_cmpint (trace_check_ns (find_flow (events, "s", "lazy_copy_flow", seq), "ts"), ==, 1801);
 
   /* Counters: 4 MiB allocated, up to 12 MiB shared lazily, 4 storages. */
   {
@@ -246,6 +327,83 @@ test_chrome (Fixture *f, gconstpointer data)
     g_assert_nonnull (strstr (err, "was not finalized"));
   check_chrome (f->out, data == FINALIZED);
   g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+}
+
+/* Streams of different processes get their own tracks; each GPU is named
+ * once; zero-length slices that carry an arrow get a length, so that the
+ * arrow's point lies strictly inside them. */
+static void
+test_chrome_tracks (Fixture *f, gconstpointer data)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autofree char *text = NULL;
+  g_autofree char *err = NULL;
+  g_auto (GStrv) user_names = fixture_user_names ();
+  const gint64 gpu = COWSCOPE_EXPORT_GPU_PID_BASE;
+  JsonObject *e, *train, *infer, *flow;
+
+  (void) data;
+  /* Process 200 uses stream 7 of GPU 0 too, and a stream of GPU 1; a
+   * zero-length memcpy was issued by a tensor_new (seq 3, 200 ns); the
+   * steal (seq 19) took no time. */
+  cli_fixture_exec (f->path,
+    "INSERT INTO processes (pid, ppid, exe, cmdline) VALUES (200, 1, '/usr/bin/infer', 'infer');"
+    "INSERT INTO cuda_activity (id, pid, kind, subkind, start_ns, end_ns, bytes, correlation_id,"
+    " device_id, context_id, stream_id, external_id) VALUES"
+    " (10, 200, :cuda_memcpy, 1, 1000000006200, 1000000006700, 1024, 70, 0, 2, 7, NULL),"
+    " (11, 200, :cuda_kernel, NULL, 1000000006300, 1000000006400, NULL, 71, 1, 3, 7, NULL),"
+    " (12, 100, :cuda_memcpy, 8, 1000000000300, 1000000000300, 64, 72, 0, 1, 7, 3);"
+    "UPDATE materializations SET end_ts = begin_ts WHERE seq = 19;");
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 0);
+  JsonArray *events = load_trace (f->out, parser, &text);
+  TraceCheckCounts counts = trace_check_properties (events, (const char *const *) user_names);
+  g_assert_cmpuint (counts.cuda_flows, ==, 2);
+  g_assert_cmpuint (counts.lazy_flows, ==, 3);
+
+  /* One name per device (trace_check_properties: never twice). */
+  g_assert_cmpint (json_object_get_int_member (find_metadata (events, "process_name", "GPU 0"),
+                                               "pid"), ==, gpu);
+  g_assert_cmpint (json_object_get_int_member (find_metadata (events, "process_name", "GPU 1"),
+                                               "pid"), ==, gpu + 1);
+  /* Stream 7 of each process: two tracks. */
+  train = find_metadata (events, "thread_name", "stream 7 (train 100)");
+  infer = find_metadata (events, "thread_name", "stream 7 (infer 200)");
+  g_assert_nonnull (train);
+  g_assert_nonnull (infer);
+  g_assert_cmpint (json_object_get_int_member (train, "tid"), !=,
+                   json_object_get_int_member (infer, "tid"));
+  g_assert_cmpint (json_object_get_int_member (infer, "pid"), ==, gpu);
+  e = NULL;
+  for (guint i = 0; i < json_array_get_length (events) && e == NULL; i++)
+    {
+      JsonObject *x = json_array_get_object_element (events, i);
+      if (g_strcmp0 (member_text (x, "name"), "memcpy HtoD") == 0
+          && json_object_get_int_member (json_object_get_object_member (x, "args"), "process") == 200)
+        e = x;
+    }
+  g_assert_nonnull (e);
+  g_assert_cmpint (json_object_get_int_member (e, "tid"), ==, json_object_get_int_member (infer, "tid"));
+  e = find_event (events, "X", "kernel", gpu + 1);
+  g_assert_nonnull (e);
+  g_assert_nonnull (find_metadata (events, "thread_name", "stream 7 (infer 200)"));
+
+  /* The tensor_new that issued the zero-length memcpy: a 2 ns slice named
+   * after its operation, the arrow's ends strictly inside both. */
+  e = find_event (events, "X", "empty", 100);
+  g_assert_nonnull (e);
+  g_assert_cmpint (trace_check_ns (e, "ts"), ==, 200);
+  g_assert_cmpint (trace_check_ns (e, "dur"), ==, 2);
+  flow = find_flow (events, "s", "cuda_flow", 12);
+  g_assert_cmpint (trace_check_ns (flow, "ts"), ==, 201);
+  e = find_event (events, "X", "memcpy DtoD", gpu);
+  g_assert_cmpint (trace_check_ns (e, "dur"), ==, 2);
+  g_assert_cmpint (trace_check_ns (find_flow (events, "f", "cuda_flow", 12), "ts"), ==, 301);
+
+  /* The zero-length steal: 2 ns, its arrow's end at 1 ns into it. */
+  e = find_slice (events, "steal", NULL);
+  g_assert_cmpint (trace_check_ns (e, "ts"), ==, 8200);
+  g_assert_cmpint (trace_check_ns (e, "dur"), ==, 2);
+  g_assert_cmpint (trace_check_ns (find_flow (events, "f", "lazy_copy_flow", 19), "ts"), ==, 8201);
 }
 
 /* ---- csv ------------------------------------------------------------- */
@@ -723,6 +881,7 @@ main (int argc, char **argv)
   g_test_add (path, Fixture, data, fixture_set_up, func, fixture_tear_down)
   ADD ("/cli/export/chrome", FINALIZED, test_chrome);
   ADD ("/cli/export/chrome-not-finalized", NOT_FINALIZED, test_chrome);
+  ADD ("/cli/export/chrome-tracks", FINALIZED, test_chrome_tracks);
   ADD ("/cli/export/csv", FINALIZED, test_csv);
   ADD ("/cli/export/sqlite", FINALIZED, test_sqlite);
   ADD ("/cli/export/existing-output", FINALIZED, test_existing_output);

@@ -92,6 +92,7 @@ def expected_files():
         f"{d['PKGLIBDIR']}/libcowscope-probe.so",
         f"{d['MANDIR']}/man1/cowscope-cli.1",
         f"{d['DATADIR']}/cowscope/session-schema.sql",
+        f"{d['DATADIR']}/cowscope/session-views.sql",
     ]
     if env("COWSCOPE_COMPLETIONS_DIR"):
         files.append(os.path.join(prefix, env("COWSCOPE_COMPLETIONS_DIR"), "cowscope-cli"))

@@ -4,7 +4,8 @@
 For cowscope-cli(1): every command `cowscope-cli --help` lists has its
 own subsection, every option `cowscope-cli COMMAND --help` lists is an
 item of that subsection and the reverse, likewise the top-level options,
-every --fail-if metric and exit status.  For cowscope(1): the options of
+every export format, --fail-if metric and exit status; both send trace
+users to the Perfetto UI.  For cowscope(1): the options of
 `cowscope --help-all`.  Both commands print their version with
 --version, and the pages name the same version.  The pages render
 without warnings when man-db is installed.
@@ -141,6 +142,17 @@ def check_cli(version, cli, page):
         text = run([cli, command, "--help"])
         compare(f"cowscope-cli {command} --help options are in its subsection",
                 help_options(text), tag_options(sections.get("COMMANDS/" + command, [])))
+
+    export = run([cli, "export", "--help"])
+    formats = set(help_section_words(export, "Formats:"))
+    documented = {tag.strip() for tag in sections.get("COMMANDS/export", [])} & formats
+    check("every export format is documented", len(formats) == 3 and formats == documented,
+          f"--help: {sorted(formats)}, man page: {sorted(documented)}")
+    with open(page, encoding="utf-8") as f:
+        page_text = f.read()
+    check("the export recommends the Perfetto UI, not chrome://tracing",
+          "ui.perfetto.dev" in export and "ui.perfetto.dev" in page_text
+          and "chrome://tracing" not in export + page_text)
 
     report = run([cli, "report", "--help"])
     metrics_line = report.split("Metrics for --fail-if", 1)[1].splitlines()[1]
