@@ -120,6 +120,25 @@ load_meta (CowscopeSessionTables *tables, GError **error)
   return rc == SQLITE_DONE;
 }
 
+/* The last steps of opening: `meta`, checked then loaded, and this
+ * version's views, whatever the file holds (an older session has none; a
+ * file's own views of those names are shadowed). */
+static gboolean
+load_meta_and_views (CowscopeSessionTables *tables, GError **error)
+{
+  static const char *const meta[] = { "meta", NULL };
+  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
+                                     error)
+      || !load_meta (tables, error))
+    return FALSE;
+  if (!cowscope_format_create_temp_views (tables->db))
+    {
+      cowscope_session_tables_set_error (tables, error, sqlite3_errcode (tables->db), "opening");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 CowscopeSessionTables *
 cowscope_session_tables_open (const char *path, GError **error)
 {
@@ -151,10 +170,7 @@ cowscope_session_tables_open (const char *path, GError **error)
       if (tables->db == NULL)
         return NULL;
     }
-  static const char *const meta[] = { "meta", NULL };
-  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
-                                     error)
-      || !load_meta (tables, error))
+  if (!load_meta_and_views (tables, error))
     return NULL;
   return g_steal_pointer (&tables);
 }
@@ -173,18 +189,8 @@ cowscope_session_tables_new_for_db (sqlite3 *db, const char *path, GError **erro
   tables->fallback_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autofree char *version = cowscope_format_meta_text (db, "schema_version");
   tables->schema_version = version != NULL ? (int) g_ascii_strtoll (version, NULL, 10) : 0;
-  static const char *const meta[] = { "meta", NULL };
-  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
-                                     error)
-      || !load_meta (tables, error))
+  if (!load_meta_and_views (tables, error))
     return NULL;
-  /* This version's views, whatever the file holds (an older session has
-   * none; a file's own views of those names are shadowed). */
-  if (!cowscope_format_create_temp_views (tables->db))
-    {
-      cowscope_session_tables_set_error (tables, error, sqlite3_errcode (tables->db), "opening");
-      return NULL;
-    }
   return g_steal_pointer (&tables);
 }
 
