@@ -13,7 +13,8 @@ seed=${2:-1}
 build=${COWSCOPE_BUILD:-$root/build}
 [ -f "$build/build.ninja" ] || { echo "run-full.sh: no build in $build (meson setup $build)" >&2; exit 2; }
 meson compile -C "$build" tests/fuzz/fuzz-sessions app/cli/cowscope-cli engine/demo/cowscope-demo \
-  probes/probe/libcowscope-probe.so > /dev/null
+  probes/probe/cowscope-probe > /dev/null \
+  || { echo "run-full.sh: building in $build failed" >&2; exit 2; }
 probe=$(ls "$build"/probes/probe/libcowscope-probe.so)
 export COWSCOPE_CLI="$build/app/cli/cowscope-cli"
 export COWSCOPE_DEMO="$build/engine/demo/cowscope-demo"
