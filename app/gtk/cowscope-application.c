@@ -15,6 +15,7 @@
 #include "cowscope-config.h"
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "cowscope-application.h"
@@ -29,6 +30,7 @@ struct _CowscopeApplication
   AdwApplication  parent_instance;
 
   GSettings      *settings;
+  CowscopeRecordingPage *demo_page; /* the demo being recorded (weak), or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeApplication, cowscope_application, ADW_TYPE_APPLICATION)
@@ -160,9 +162,76 @@ record_activated (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
-/* app.open-demo: opens the bundled demo session; when none is installed,
- * records the bundled demo target (cowscope-demo) and opens that; when
- * neither exists, says so in the active window, which keeps running. */
+/* The modification time of @path in seconds, or -1. */
+static gint64
+modified (const char *path)
+{
+  GStatBuf st;
+
+  return path != NULL && g_stat (path, &st) == 0 ? (gint64) st.st_mtime : -1;
+}
+
+/* Whether the demo session recorded last, @path, can be shown again: it
+ * exists, its recording ended (one that did not leaves its write-ahead
+ * log behind), and it is newer than both the demo program @demo and this
+ * Cowscope (a rebuilt or upgraded one may record more). */
+static gboolean
+demo_session_is_current (const char *path,
+                         const char *demo)
+{
+  g_autofree char *wal = NULL;
+  g_autofree char *self_exe = g_file_read_link ("/proc/self/exe", NULL);
+  gint64 session = modified (path);
+
+  if (session < 0)
+    return FALSE;
+  wal = g_strconcat (path, "-wal", NULL);
+  return !g_file_test (wal, G_FILE_TEST_EXISTS)
+         && (demo == NULL || session >= modified (demo))
+         && (self_exe == NULL || session >= modified (self_exe));
+}
+
+/* Presents the window recording the demo, if one is; TRUE then. */
+static gboolean
+present_demo_recording (CowscopeApplication *self)
+{
+  GtkRoot *root;
+
+  if (self->demo_page == NULL || !cowscope_recording_page_is_running (self->demo_page))
+    return FALSE;
+  root = gtk_widget_get_root (GTK_WIDGET (self->demo_page));
+  if (GTK_IS_WINDOW (root))
+    gtk_window_present (GTK_WINDOW (root));
+  return TRUE;
+}
+
+/* Records the bundled demo target @demo as any program is recorded (a
+ * new file: a session shown elsewhere is never replaced under it) and
+ * remembers that file as the demo session ("demo-session"). */
+static void
+record_demo (CowscopeApplication *self,
+             const char          *demo)
+{
+  const char *argv[] = { demo, "--steps", "4", "all", NULL };
+  const char *path;
+
+  g_clear_weak_pointer (&self->demo_page);
+  self->demo_page = cowscope_recording_page_record (
+    get_parent_window (self), argv, NULL, NULL,
+    g_settings_get_boolean (self->settings, "launch-cuda-tracing"),
+    g_settings_get_boolean (self->settings, "launch-call-stacks"), FALSE);
+  g_object_add_weak_pointer (G_OBJECT (self->demo_page), (gpointer *) &self->demo_page);
+  path = cowscope_recording_page_get_session_path (self->demo_page);
+  if (path != NULL)
+    g_settings_set_string (self->settings, "demo-session", path);
+}
+
+/* app.open-demo: opens a demo session without recording when one is
+ * there: $COWSCOPE_DEMO_SESSION, the one recorded last ("demo-session",
+ * while current), the one installed or built with Cowscope.  Otherwise records
+ * the bundled demo target (cowscope-demo) and opens that; while it
+ * records, presents that window.  With neither, says so in the active
+ * window, which keeps running. */
 static void
 open_demo_activated (GSimpleAction *action,
                      GVariant      *parameter,
@@ -175,9 +244,16 @@ open_demo_activated (GSimpleAction *action,
   g_autofree char *built = build_root != NULL
                            ? g_build_filename (build_root, "data", "demo.cowscope", NULL)
                            : NULL;
-  const char *candidates[] = { g_getenv ("COWSCOPE_DEMO_SESSION"), installed, built };
+  g_autofree char *demo = cowscope_recording_page_find_demo ();
+  g_autofree char *recorded = g_settings_get_string (self->settings, "demo-session");
+  const char *candidates[] = { g_getenv ("COWSCOPE_DEMO_SESSION"),
+                               recorded[0] != '\0' && demo_session_is_current (recorded, demo)
+                                 ? recorded : NULL,
+                               installed, built };
   GtkWindow *parent = get_parent_window (self);
-  g_autofree char *demo = NULL;
+
+  if (present_demo_recording (self))
+    return;
 
   for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
     {
@@ -190,23 +266,35 @@ open_demo_activated (GSimpleAction *action,
         }
     }
 
-  /* No demo session: record the bundled demo target and open that. */
-  demo = cowscope_recording_page_find_demo ();
   if (demo != NULL)
     {
-      const char *argv[] = { demo, "--steps", "4", "all", NULL };
-      GSettings *settings = cowscope_application_get_settings (self);
-
-      cowscope_recording_page_record (parent, argv, NULL, NULL,
-                                      g_settings_get_boolean (settings, "launch-cuda-tracing"),
-                                      g_settings_get_boolean (settings, "launch-call-stacks"),
-                                      FALSE);
+      record_demo (self, demo);
       return;
     }
 
   if (COWSCOPE_IS_WINDOW (parent))
     cowscope_window_add_toast (COWSCOPE_WINDOW (parent),
                                _("Neither the demo session nor the demo program (cowscope-demo) is installed."));
+}
+
+/* app.record-demo: records the demo session again (the explicit way to
+ * replace the one open-demo reuses), unless it is being recorded. */
+static void
+record_demo_activated (GSimpleAction *action,
+                       GVariant      *parameter,
+                       gpointer       user_data)
+{
+  CowscopeApplication *self = user_data;
+  g_autofree char *demo = cowscope_recording_page_find_demo ();
+  GtkWindow *parent = get_parent_window (self);
+
+  if (present_demo_recording (self))
+    return;
+  if (demo != NULL)
+    record_demo (self, demo);
+  else if (COWSCOPE_IS_WINDOW (parent))
+    cowscope_window_add_toast (COWSCOPE_WINDOW (parent),
+                               _("The demo program (cowscope-demo) is not installed."));
 }
 
 /* app.record-program ((asbbss): argv, CUDA tracing, force, output file
@@ -324,6 +412,7 @@ static const GActionEntry app_actions[] = {
   { .name = "open", .activate = open_activated },
   { .name = "record", .activate = record_activated },
   { .name = "open-demo", .activate = open_demo_activated },
+  { .name = "record-demo", .activate = record_demo_activated },
   { .name = "record-program", .activate = record_program_activated, .parameter_type = "(asbbss)" },
   { .name = "new-window", .activate = new_window_activated },
   { .name = "help", .activate = help_activated },
@@ -477,6 +566,7 @@ cowscope_application_finalize (GObject *object)
 {
   CowscopeApplication *self = COWSCOPE_APPLICATION (object);
 
+  g_clear_weak_pointer (&self->demo_page);
   g_clear_object (&self->settings);
 
   G_OBJECT_CLASS (cowscope_application_parent_class)->finalize (object);

@@ -10,7 +10,10 @@
 
 #define TILE 512
 #define MAX_TILES 384
-#define MIN_ZOOM 0.02
+#define MIN_ZOOM 0.005
+/* The first view of a scene fits it, but not below the zoom at which
+ * labels are still drawn: a huge graph fitted whole is a grey smear. */
+#define FIRST_VIEW_MIN_ZOOM 0.5
 #define MAX_ZOOM 4.0
 
 struct _CowscopeGraphCanvas {
@@ -22,6 +25,10 @@ struct _CowscopeGraphCanvas {
   double zoom;
   double ox, oy;         /* the scene point at the widget's top-left */
   gboolean fitted;       /* the first scene was fitted to the view */
+  /* Until the user zooms or pans, the view fits each scene and each size
+   * (at a zoom of at least fit_floor): the first view, or after Fit. */
+  gboolean follow_fit;
+  double fit_floor;
   double drag_ox, drag_oy, pinch_zoom;
   gboolean dragged;
 };
@@ -70,12 +77,42 @@ set_zoom_at (CowscopeGraphCanvas *self, double zoom, double x, double y)
   if (fabs (zoom - self->zoom) < 1e-9)
     return;
   double sx = self->ox + x / self->zoom, sy = self->oy + y / self->zoom;
+  self->follow_fit = FALSE;
   self->zoom = zoom;
   self->ox = sx - x / zoom;
   self->oy = sy - y / zoom;
   clamp_pan (self);
   invalidate_tiles (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+}
+
+/* Fits the whole scene in the widget, at a zoom of at most 1 and at
+ * least @min_zoom, centred where it is smaller than the widget. */
+static void
+fit (CowscopeGraphCanvas *self, double min_zoom)
+{
+  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
+  if (self->scene == NULL || w <= 0 || h <= 0)
+    return;
+  double sw = MAX (cowscope_graph_scene_get_width (self->scene), 1);
+  double sh = MAX (cowscope_graph_scene_get_height (self->scene), 1);
+  double zoom = CLAMP (MIN (w / sw, h / sh), MIN_ZOOM, 1.0);
+  zoom = MAX (zoom, min_zoom);
+  self->zoom = zoom;
+  self->ox = sw * zoom < w ? -(w / zoom - sw) / 2 : 0;
+  self->oy = sh * zoom < h ? -(h / zoom - sh) / 2 : 0;
+  self->follow_fit = TRUE;
+  self->fit_floor = min_zoom;
+  invalidate_tiles (self);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+}
+
+/* The first scene: fitted, unless that would make labels unreadable. */
+static void
+show_first_view (CowscopeGraphCanvas *self)
+{
+  self->fitted = TRUE;
+  fit (self, FIRST_VIEW_MIN_ZOOM);
 }
 
 /* Renders tile (@tx, @ty) of the scene at the current zoom. */
@@ -103,10 +140,7 @@ cowscope_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (self->scene == NULL || w <= 0 || h <= 0)
     return;
   if (!self->fitted)
-    {
-      self->fitted = TRUE;
-      cowscope_graph_canvas_zoom_to_fit (self);
-    }
+    show_first_view (self);
 
   double x0 = self->ox * self->zoom, y0 = self->oy * self->zoom;
   double sw = cowscope_graph_scene_get_width (self->scene) * self->zoom;
@@ -145,15 +179,6 @@ cowscope_graph_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     }
   gtk_snapshot_restore (snapshot);
 
-  double lw, lh;
-  cowscope_graph_render_legend (NULL, 0, 0, dark, &lw, &lh);
-  if (w > lw + 24 && h > lh + 24)
-    {
-      cairo_t *cr = gtk_snapshot_append_cairo (
-        snapshot, &GRAPHENE_RECT_INIT (8, (float) (h - lh - 8), (float) lw, (float) lh));
-      cowscope_graph_render_legend (cr, 8, h - lh - 8, dark, NULL, NULL);
-      cairo_destroy (cr);
-    }
   gtk_snapshot_pop (snapshot);
 }
 
@@ -188,6 +213,7 @@ scroll_cb (GtkEventControllerScroll *controller, double dx, double dy, CowscopeG
     }
   if (mods & GDK_SHIFT_MASK && dx == 0)
     dx = dy, dy = 0;
+  self->follow_fit = FALSE;
   self->ox += dx * step / self->zoom;
   self->oy += dy * step / self->zoom;
   clamp_pan (self);
@@ -209,6 +235,7 @@ drag_update_cb (GtkGestureDrag *gesture, double dx, double dy, CowscopeGraphCanv
   if (!self->dragged && hypot (dx, dy) < 4)
     return;
   self->dragged = TRUE;
+  self->follow_fit = FALSE;
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "grabbing");
   self->ox = self->drag_ox - dx / self->zoom;
   self->oy = self->drag_oy - dy / self->zoom;
@@ -280,7 +307,11 @@ dark_changed_cb (AdwStyleManager *manager, GParamSpec *pspec, CowscopeGraphCanva
 static void
 cowscope_graph_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
-  clamp_pan (COWSCOPE_GRAPH_CANVAS (widget));
+  CowscopeGraphCanvas *self = COWSCOPE_GRAPH_CANVAS (widget);
+  if (self->follow_fit)
+    fit (self, self->fit_floor);
+  else
+    clamp_pan (self);
 }
 
 static void
@@ -384,10 +415,9 @@ cowscope_graph_canvas_set_scene (CowscopeGraphCanvas *self, CowscopeGraphScene *
   g_clear_pointer (&self->marks, g_free);
   self->n_marks = 0;
   if (scene != NULL && gtk_widget_get_width (GTK_WIDGET (self)) > 0 && !self->fitted)
-    {
-      self->fitted = TRUE;
-      cowscope_graph_canvas_zoom_to_fit (self);
-    }
+    show_first_view (self);
+  else if (scene != NULL && self->follow_fit)
+    fit (self, self->fit_floor);
   clamp_pan (self);
   invalidate_tiles (self);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SCENE]);
@@ -437,19 +467,7 @@ void
 cowscope_graph_canvas_zoom_to_fit (CowscopeGraphCanvas *self)
 {
   g_return_if_fail (COWSCOPE_IS_GRAPH_CANVAS (self));
-  int w = gtk_widget_get_width (GTK_WIDGET (self)), h = gtk_widget_get_height (GTK_WIDGET (self));
-  if (self->scene == NULL || w <= 0 || h <= 0)
-    return;
-  double sw = cowscope_graph_scene_get_width (self->scene);
-  double sh = cowscope_graph_scene_get_height (self->scene);
-  double zoom = CLAMP (MIN (w / sw, h / sh), MIN_ZOOM, 1.0);
-  /* A huge graph fitted whole is a grey smear: start where the labels read. */
-  zoom = MAX (zoom, 0.8);
-  self->zoom = zoom;
-  self->ox = sw * zoom < w ? -(w / zoom - sw) / 2 : 0;
-  self->oy = sh * zoom < h ? -(h / zoom - sh) / 2 : 0;
-  invalidate_tiles (self);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  fit (self, MIN_ZOOM);
 }
 
 void
@@ -470,6 +488,7 @@ cowscope_graph_canvas_center_on (CowscopeGraphCanvas *self, guint index, double 
   self->ox = n->x + n->width / 2 - vw / 2;
   self->oy = n->y + n->height / 2 - vh / 2;
   self->fitted = TRUE;
+  self->follow_fit = FALSE;
   clamp_pan (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
@@ -480,6 +499,14 @@ cowscope_graph_canvas_to_scene (CowscopeGraphCanvas *self, double x, double y, d
 {
   *sx = self->ox + x / self->zoom;
   *sy = self->oy + y / self->zoom;
+}
+
+void
+cowscope_graph_canvas_to_widget (CowscopeGraphCanvas *self, double sx, double sy, double *x,
+                                 double *y)
+{
+  *x = (sx - self->ox) * self->zoom;
+  *y = (sy - self->oy) * self->zoom;
 }
 
 guint

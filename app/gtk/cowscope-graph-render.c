@@ -15,12 +15,15 @@ typedef struct { double r, g, b; } Rgb;
 /* Fill, border and text of one state, light and dark (GNOME palette). */
 typedef struct { Rgb fill, border, text; } NodeColors;
 
-enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_LIMBO, STYLE_FREED_SOON, N_STYLES };
+enum { STYLE_OWNED, STYLE_SHARED, STYLE_MATERIALIZED, STYLE_STOLEN, STYLE_LIMBO, STYLE_FREED_SOON,
+       N_STYLES };
 
 static const NodeColors light_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0xf6f5f4), RGB (0x9a9996), RGB (0x241f31) },
   [STYLE_SHARED] = { RGB (0x99c1f1), RGB (0x1c71d8), RGB (0x241f31) },
   [STYLE_MATERIALIZED] = { RGB (0xffbe6f), RGB (0xc64600), RGB (0x241f31) },
+  /* Green: it owns bytes that were shared, and nothing was copied. */
+  [STYLE_STOLEN] = { RGB (0x8ff0a4), RGB (0x26a269), RGB (0x241f31) },
   [STYLE_LIMBO] = { RGB (0xf66151), RGB (0xa51d2d), RGB (0x241f31) },
   [STYLE_FREED_SOON] = { RGB (0xdc8add), RGB (0x813d9c), RGB (0x241f31) },
 };
@@ -28,6 +31,7 @@ static const NodeColors dark_colors[N_STYLES] = {
   [STYLE_OWNED] = { RGB (0x3d3846), RGB (0x9a9996), RGB (0xffffff) },
   [STYLE_SHARED] = { RGB (0x1a5fb4), RGB (0x99c1f1), RGB (0xffffff) },
   [STYLE_MATERIALIZED] = { RGB (0xa34200), RGB (0xffbe6f), RGB (0xffffff) },
+  [STYLE_STOLEN] = { RGB (0x26a269), RGB (0x8ff0a4), RGB (0xffffff) },
   [STYLE_LIMBO] = { RGB (0xa51d2d), RGB (0xf66151), RGB (0xffffff) },
   [STYLE_FREED_SOON] = { RGB (0x613583), RGB (0xdc8add), RGB (0xffffff) },
 };
@@ -53,6 +57,7 @@ node_style (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return STYLE_SHARED;
     case COWSCOPE_NODE_STATE_MATERIALIZED: return STYLE_MATERIALIZED;
+    case COWSCOPE_NODE_STATE_STOLEN: return STYLE_STOLEN;
     case COWSCOPE_NODE_STATE_LIMBO: return STYLE_LIMBO;
     default: return STYLE_OWNED;
     }
@@ -408,6 +413,76 @@ cowscope_graph_render_marks (CowscopeGraphScene *scene, cairo_t *cr,
     }
 }
 
+/* The legend's words, one per node style and one per edge kind. */
+static const char *const state_names[N_STYLES] = {
+  N_("Owned"), N_("Shared (lazy copy)"), N_("Materialized (copied)"),
+  N_("Materialized (stolen, no copy)"), N_("In limbo (IPC)"), N_("Freed soon"),
+};
+static const char *const edge_names[COWSCOPE_N_EDGE_KINDS] = {
+  N_("View of"), N_("Lazy copy of"), N_("Materialized from"), N_("Owns bytes"),
+  N_("Received by (IPC)"), N_("Kept alive by (IPC)"),
+};
+
+guint
+cowscope_graph_legend_get_n_entries (void)
+{
+  return N_STYLES + COWSCOPE_N_EDGE_KINDS;
+}
+
+gboolean
+cowscope_graph_legend_entry_is_edge (guint entry)
+{
+  return entry >= N_STYLES;
+}
+
+const char *
+cowscope_graph_legend_get_entry_name (guint entry)
+{
+  g_return_val_if_fail (entry < cowscope_graph_legend_get_n_entries (), NULL);
+  return entry < N_STYLES ? _(state_names[entry]) : _(edge_names[entry - N_STYLES]);
+}
+
+void
+cowscope_graph_render_legend_swatch (cairo_t *cr, guint entry, double x, double y, double width,
+                                     double height, gboolean dark)
+{
+  g_return_if_fail (entry < cowscope_graph_legend_get_n_entries ());
+  const NodeColors *colors = dark ? dark_colors : light_colors;
+
+  cairo_save (cr);
+  if (entry >= N_STYLES)
+    {
+      double sy = y + height / 2;
+      CowscopeSceneEdge e = { .kind = (guint8) (entry - N_STYLES), .n_points = 4, .has_arrow = TRUE };
+      double pts[8] = { x, sy, x + (width - 4) / 3, sy, x + 2 * (width - 4) / 3, sy, x + width - 4, sy };
+      e.points = pts;
+      e.arrow_x = x + width;
+      e.arrow_y = sy;
+      draw_edge (cr, &e, dark);
+      cairo_restore (cr);
+      return;
+    }
+  rounded_rect (cr, x + 0.75, y + 0.75, width - 1.5, height - 1.5, 3);
+  if (entry == STYLE_FREED_SOON)
+    {
+      /* Any state's colour, faded, with a dashed purple outline. */
+      static const double dash[] = { 4, 3 };
+      const NodeColors *o = &colors[STYLE_OWNED];
+      cairo_set_source_rgba (cr, o->fill.r, o->fill.g, o->fill.b, 0.55);
+      cairo_fill_preserve (cr);
+      cairo_set_dash (cr, dash, 2, 0);
+    }
+  else
+    {
+      cairo_set_source_rgb (cr, colors[entry].fill.r, colors[entry].fill.g, colors[entry].fill.b);
+      cairo_fill_preserve (cr);
+    }
+  cairo_set_source_rgb (cr, colors[entry].border.r, colors[entry].border.g, colors[entry].border.b);
+  cairo_set_line_width (cr, 1.5);
+  cairo_stroke (cr);
+  cairo_restore (cr);
+}
+
 void
 cowscope_graph_render_legend (cairo_t *cr, double x, double y, gboolean dark, double *width,
                               double *height)
@@ -419,15 +494,6 @@ cowscope_graph_render_legend (cairo_t *cr, double x, double y, gboolean dark, do
   if (cr == NULL)
     return;
 
-  static const char *const state_names[N_STYLES] = {
-    N_("Owned"), N_("Shared (lazy copy)"), N_("Materialized (copied)"),
-    N_("In limbo (IPC)"), N_("Freed soon"),
-  };
-  static const char *const edge_names[COWSCOPE_N_EDGE_KINDS] = {
-    N_("View of"), N_("Lazy copy of"), N_("Materialized from"), N_("Owns bytes"),
-    N_("Received by (IPC)"), N_("Kept alive by (IPC)"),
-  };
-  const NodeColors *colors = dark ? dark_colors : light_colors;
   PangoLayout *layout = pango_cairo_create_layout (cr);
   PangoFontDescription *desc = pango_font_description_from_string ("Sans 8");
   pango_layout_set_font_description (layout, desc);
@@ -440,45 +506,16 @@ cowscope_graph_render_legend (cairo_t *cr, double x, double y, gboolean dark, do
   cairo_set_source_rgba (cr, dark ? 1 : 0, dark ? 1 : 0, dark ? 1 : 0, 0.15);
   cairo_set_line_width (cr, 1);
   cairo_stroke (cr);
-  for (int i = 0; i < N_STYLES; i++)
+  /* Node states in the first column, edge kinds in the second. */
+  for (guint i = 0; i < cowscope_graph_legend_get_n_entries (); i++)
     {
-      double sy = y + pad + i * row;
-      rounded_rect (cr, x + pad, sy + 3, swatch, row - 6, 3);
-      if (i == STYLE_FREED_SOON)
-        {
-          /* Any state's colour, faded, with a dashed purple outline. */
-          static const double dash[] = { 4, 3 };
-          const NodeColors *o = &colors[STYLE_OWNED];
-          cairo_set_source_rgba (cr, o->fill.r, o->fill.g, o->fill.b, 0.55);
-          cairo_fill_preserve (cr);
-          cairo_set_dash (cr, dash, 2, 0);
-        }
-      else
-        {
-          cairo_set_source_rgb (cr, colors[i].fill.r, colors[i].fill.g, colors[i].fill.b);
-          cairo_fill_preserve (cr);
-        }
-      cairo_set_source_rgb (cr, colors[i].border.r, colors[i].border.g, colors[i].border.b);
-      cairo_set_line_width (cr, 1.5);
-      cairo_stroke (cr);
-      cairo_set_dash (cr, NULL, 0, 0);
+      gboolean edge = cowscope_graph_legend_entry_is_edge (i);
+      double sx = x + pad + (edge ? col : 0);
+      double sy = y + pad + (edge ? i - N_STYLES : i) * row;
+      cowscope_graph_render_legend_swatch (cr, i, sx, sy + 3, swatch, row - 6, dark);
       cairo_set_source_rgb (cr, dark ? 1 : 0.14, dark ? 1 : 0.12, dark ? 1 : 0.19);
-      pango_layout_set_text (layout, _(state_names[i]), -1);
-      cairo_move_to (cr, x + pad + swatch + 6, sy + 3);
-      pango_cairo_show_layout (cr, layout);
-    }
-  for (int i = 0; i < COWSCOPE_N_EDGE_KINDS; i++)
-    {
-      double sy = y + pad + i * row + row / 2, sx = x + pad + col;
-      CowscopeSceneEdge e = { .kind = (guint8) i, .n_points = 4, .has_arrow = TRUE };
-      double pts[8] = { sx, sy, sx + 8, sy, sx + 16, sy, sx + swatch - 4, sy };
-      e.points = pts;
-      e.arrow_x = sx + swatch;
-      e.arrow_y = sy;
-      draw_edge (cr, &e, dark);
-      cairo_set_source_rgb (cr, dark ? 1 : 0.14, dark ? 1 : 0.12, dark ? 1 : 0.19);
-      pango_layout_set_text (layout, _(edge_names[i]), -1);
-      cairo_move_to (cr, sx + swatch + 6, sy - row / 2 + 3);
+      pango_layout_set_text (layout, cowscope_graph_legend_get_entry_name (i), -1);
+      cairo_move_to (cr, sx + swatch + 6, sy + 3);
       pango_cairo_show_layout (cr, layout);
     }
   cairo_restore (cr);

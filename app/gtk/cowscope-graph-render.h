@@ -3,8 +3,9 @@
  * One drawing routine serves the on-screen tiles of the graph view and
  * the SVG and PNG export, so what is exported is what is shown.  Colours
  * follow the GNOME palette, with a light and a dark set: shared bytes are
- * blue, materialized (copied) ones orange, owned ones neutral, objects
- * freed soon purple with a dashed outline.  Node shapes say the kind:
+ * blue, materialized (copied) ones orange, bytes a storage stole (took
+ * over without a copy) green, owned ones neutral, objects freed soon
+ * purple with a dashed outline.  Node shapes say the kind:
  * tensors are pills, storages rounded boxes, contexts hexagons and
  * allocations square boxes; a group looks like a stack of cards.
  * Everything here is thread-safe (no GTK): export runs in a GTask thread.
@@ -27,7 +28,7 @@ enum {
 
 /* The filled shapes an export adds besides the nodes (the background and
  * the legend's swatches); a group node fills 3 shapes, any other node 1. */
-#define COWSCOPE_GRAPH_LEGEND_N_FILLS 6
+#define COWSCOPE_GRAPH_LEGEND_N_FILLS 7
 #define COWSCOPE_GRAPH_EXPORT_EXTRA_FILLS (1 + COWSCOPE_GRAPH_LEGEND_N_FILLS)
 
 typedef enum {
@@ -46,6 +47,18 @@ void cowscope_graph_render_scene (CowscopeGraphScene *scene, cairo_t *cr,
 void cowscope_graph_render_marks (CowscopeGraphScene *scene, cairo_t *cr,
                                   const cairo_rectangle_t *clip, const guint8 *marks,
                                   gboolean dark);
+
+/* The legend's entries: the node colours (states), then the edge kinds.
+ * The graph view lists them beside the canvas; an export draws them all
+ * with cowscope_graph_render_legend(). */
+guint cowscope_graph_legend_get_n_entries (void);
+gboolean cowscope_graph_legend_entry_is_edge (guint entry);
+/* The entry's words for people (translated). */
+const char *cowscope_graph_legend_get_entry_name (guint entry);
+/* Draws entry @entry's sample (a filled shape or an edge with its arrow)
+ * in the box (@x, @y, @width, @height). */
+void cowscope_graph_render_legend_swatch (cairo_t *cr, guint entry, double x, double y,
+                                          double width, double height, gboolean dark);
 
 /* Draws the legend with its top-left corner at (@x, @y); returns its size
  * through @width and @height (either may be NULL).  With @cr NULL only

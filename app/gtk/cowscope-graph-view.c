@@ -8,9 +8,13 @@
 
 #include "cowscope-graph-canvas.h"
 #include "cowscope-graph-layout.h"
+#include "cowscope-graph-legend.h"
 #include "cowscope-graph-view.h"
 
 #define MAX_FOCUS 32
+/* Until the user shows or hides the legend, it is shown when the view is
+ * at least this wide, so that the canvas keeps room for the graph. */
+#define LEGEND_MIN_VIEW_WIDTH 600
 
 struct _CowscopeGraphView {
   GtkWidget parent_instance;
@@ -29,6 +33,8 @@ struct _CowscopeGraphView {
   GtkLabel *details_title;
   GtkLabel *details_body;
   GtkButton *expand_button;
+  GtkWidget *legend;
+  GtkLabel *search_message;
 
   CowscopeViewState *state;
   gulong cursor_handler, highlights_handler;
@@ -46,14 +52,19 @@ struct _CowscopeGraphView {
   guint exports;               /* exports running */
   CowscopeSharingGraph *live_graph; /* shown instead of a view state's (show_graph) */
   gboolean live_pending;       /* a newer live_graph waits for the layout in flight */
+  gboolean legend_auto;        /* the legend follows the width (the user has not chosen) */
+  guint legend_idle;           /* applies the width's choice after an allocation */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeGraphView, cowscope_graph_view, GTK_TYPE_WIDGET)
 
-enum { PROP_0, PROP_VIEW_STATE, PROP_READY, PROP_SCENE, PROP_MIN_BYTES, N_PROPS };
+enum { PROP_0, PROP_VIEW_STATE, PROP_READY, PROP_SCENE, PROP_MIN_BYTES, PROP_LEGEND_VISIBLE, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
+/* The size filter's steps (the toolbar's items, in order) and their
+ * nicks in the settings (org.cowscope.Cowscope.SizeFilter). */
 static const guint64 size_steps[] = { 0, 1024, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024 };
+static const char *const size_step_nicks[G_N_ELEMENTS (size_steps)] = { "all", "1k", "64k", "1m", "16m" };
 
 static void request_layout (CowscopeGraphView *self, gboolean rebuild);
 
@@ -104,6 +115,8 @@ state_name (const CowscopeSceneNode *n)
     {
     case COWSCOPE_NODE_STATE_SHARED: return _("Shared through a CoW context");
     case COWSCOPE_NODE_STATE_MATERIALIZED: return _("Materialized: owns a copy");
+    case COWSCOPE_NODE_STATE_STOLEN:
+      return _("Materialized by a steal: owns the bytes it shared, nothing was copied");
     case COWSCOPE_NODE_STATE_LIMBO:
       return _("In the limbo: its producer dropped it, a consumer keeps it alive");
     default: return _("Owns its bytes");
@@ -268,15 +281,38 @@ name_matches (const char *name, const char *folded)
   return strstr (n, folded) != NULL;
 }
 
+/* Says so under the toolbar when the search matches no tensor of the
+ * graph shown (and no layout that may show one is on its way). */
+static void
+update_search_message (CowscopeGraphView *self)
+{
+  gboolean nothing = self->search != NULL && self->search[0] != '\0' && self->scene != NULL
+                     && self->matches->len == 0 && !self->search_pending;
+  if (nothing)
+    {
+      /* Translators: the search in the sharing graph found nothing; %s is what was typed */
+      g_autofree char *text = g_strdup_printf (_("No tensor named “%s” at this instant"),
+                                               self->search);
+      gtk_label_set_text (self->search_message, text);
+      gtk_widget_add_css_class (GTK_WIDGET (self->search_entry), "error");
+    }
+  else
+    gtk_widget_remove_css_class (GTK_WIDGET (self->search_entry), "error");
+  gtk_widget_set_visible (GTK_WIDGET (self->search_message), nothing);
+}
+
 /* Runs the search on the current scene (see cowscope_graph_view_search). */
 static guint
 run_search (CowscopeGraphView *self, gboolean allow_layout)
 {
   g_array_set_size (self->matches, 0);
   self->match_cursor = 0;
+  if (allow_layout)
+    self->search_pending = FALSE;
   if (self->search == NULL || self->search[0] == '\0' || self->scene == NULL)
     {
       update_marks (self);
+      update_search_message (self);
       return 0;
     }
   g_autofree char *folded = g_utf8_casefold (self->search, -1);
@@ -317,6 +353,7 @@ run_search (CowscopeGraphView *self, gboolean allow_layout)
   if (self->matches->len > 0)
     cowscope_graph_canvas_center_on (self->canvas, g_array_index (self->matches, guint, 0), 0.8);
   update_marks (self);
+  update_search_message (self);
   return self->matches->len;
 }
 
@@ -329,6 +366,34 @@ take_pending_live_graph (CowscopeGraphView *self)
     return;
   self->live_pending = FALSE;
   request_layout (self, TRUE);
+}
+
+/* Shows the canvas, or, when the scene has no node, says why rather than
+ * showing an empty canvas: nothing is alive, or the size filter hides it
+ * all. */
+static void
+show_scene_or_why_empty (CowscopeGraphView *self)
+{
+  const CowscopeSceneStats *st = cowscope_graph_scene_get_stats (self->scene);
+
+  if (cowscope_graph_scene_get_n_nodes (self->scene) > 0)
+    {
+      gtk_stack_set_visible_child_name (self->stack, "graph");
+      return;
+    }
+  if (st->n_graph_nodes > 0 && st->n_filtered > 0)
+    {
+      adw_status_page_set_title (self->empty_page, _("Every Object Is Smaller Than the Filter"));
+      adw_status_page_set_description (self->empty_page,
+                                       _("Choose a smaller size in the toolbar to see them."));
+    }
+  else
+    {
+      adw_status_page_set_title (self->empty_page, _("Nothing Is Alive Here"));
+      adw_status_page_set_description (self->empty_page,
+                                       _("No allocation, storage or tensor is alive at this instant."));
+    }
+  gtk_stack_set_visible_child_name (self->stack, "empty");
 }
 
 /* Completion of a layout request; ignores all but the newest. */
@@ -369,7 +434,7 @@ layout_done (GObject *source, GAsyncResult *result, gpointer user_data)
   g_set_object (&self->scene, scene);
   self->selected = selected;
   cowscope_graph_canvas_set_scene (self->canvas, scene);
-  gtk_stack_set_visible_child_name (self->stack, "graph");
+  show_scene_or_why_empty (self);
   update_status (self, NULL);
   g_array_set_size (self->matches, 0);
   if (self->search != NULL && self->search[0] != '\0')
@@ -591,10 +656,62 @@ export_action (GtkWidget *widget, const char *name, GVariant *param)
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
 }
 
+/* Shows or hides the legend (the canvas gets the rest of the width). */
+static void
+apply_legend_visible (CowscopeGraphView *self, gboolean visible)
+{
+  if (gtk_widget_get_visible (self->legend) == visible)
+    return;
+  gtk_widget_set_visible (self->legend, visible);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LEGEND_VISIBLE]);
+}
+
+/* After an allocation: the width's choice of legend, while the user has
+ * made none. */
+static gboolean
+legend_idle_cb (gpointer data)
+{
+  CowscopeGraphView *self = data;
+  self->legend_idle = 0;
+  if (self->legend_auto)
+    apply_legend_visible (self, gtk_widget_get_width (GTK_WIDGET (self)) >= LEGEND_MIN_VIEW_WIDTH);
+  return G_SOURCE_REMOVE;
+}
+
+static GtkSizeRequestMode
+cowscope_graph_view_get_request_mode (GtkWidget *widget)
+{
+  return gtk_widget_get_request_mode (COWSCOPE_GRAPH_VIEW (widget)->box);
+}
+
+static void
+cowscope_graph_view_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                             int *minimum, int *natural, int *minimum_baseline,
+                             int *natural_baseline)
+{
+  gtk_widget_measure (COWSCOPE_GRAPH_VIEW (widget)->box, orientation, for_size, minimum, natural,
+                      minimum_baseline, natural_baseline);
+}
+
+/* Allocates the one child (no layout manager: this is where the width
+ * is seen). */
+static void
+cowscope_graph_view_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  CowscopeGraphView *self = COWSCOPE_GRAPH_VIEW (widget);
+  gtk_widget_allocate (self->box, width, height, baseline, NULL);
+  /* Not now: showing a child in the middle of an allocation re-queues it. */
+  if (self->legend_auto && self->legend_idle == 0
+      && (width >= LEGEND_MIN_VIEW_WIDTH) != gtk_widget_get_visible (self->legend))
+    /* Before the next frame's layout, so the graph is fitted once. */
+    self->legend_idle = g_idle_add_full (G_PRIORITY_HIGH_IDLE, legend_idle_cb, self, NULL);
+}
+
 static void
 cowscope_graph_view_dispose (GObject *object)
 {
   CowscopeGraphView *self = COWSCOPE_GRAPH_VIEW (object);
+  g_clear_handle_id (&self->legend_idle, g_source_remove);
   cowscope_graph_view_set_view_state (self, NULL);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
@@ -626,6 +743,7 @@ cowscope_graph_view_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_READY: g_value_set_boolean (value, self->ready); break;
     case PROP_SCENE: g_value_set_object (value, self->scene); break;
     case PROP_MIN_BYTES: g_value_set_uint64 (value, self->min_bytes); break;
+    case PROP_LEGEND_VISIBLE: g_value_set_boolean (value, gtk_widget_get_visible (self->legend)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -639,6 +757,7 @@ cowscope_graph_view_set_property (GObject *object, guint prop_id, const GValue *
     {
     case PROP_VIEW_STATE: cowscope_graph_view_set_view_state (self, g_value_get_object (value)); break;
     case PROP_MIN_BYTES: cowscope_graph_view_set_min_bytes (self, g_value_get_uint64 (value)); break;
+    case PROP_LEGEND_VISIBLE: cowscope_graph_view_set_legend_visible (self, g_value_get_boolean (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -653,6 +772,9 @@ cowscope_graph_view_class_init (CowscopeGraphViewClass *klass)
   object_class->finalize = cowscope_graph_view_finalize;
   object_class->get_property = cowscope_graph_view_get_property;
   object_class->set_property = cowscope_graph_view_set_property;
+  widget_class->get_request_mode = cowscope_graph_view_get_request_mode;
+  widget_class->measure = cowscope_graph_view_measure;
+  widget_class->size_allocate = cowscope_graph_view_size_allocate;
 
   properties[PROP_VIEW_STATE] =
     g_param_spec_object ("view-state", NULL, NULL, COWSCOPE_TYPE_VIEW_STATE,
@@ -664,9 +786,16 @@ cowscope_graph_view_class_init (CowscopeGraphViewClass *klass)
   properties[PROP_MIN_BYTES] =
     g_param_spec_uint64 ("min-bytes", NULL, NULL, 0, G_MAXUINT64, 0,
                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Whether the legend is shown beside the canvas.  Setting it (the
+   * toolbar's toggle, graph.show-legend) is the user's choice and stays;
+   * until then the legend shows only when the view is wide enough. */
+  properties[PROP_LEGEND_VISIBLE] =
+    g_param_spec_boolean ("legend-visible", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (COWSCOPE_TYPE_GRAPH_CANVAS);
+  g_type_ensure (COWSCOPE_TYPE_GRAPH_LEGEND);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/cowscope/Cowscope/cowscope-graph-view.ui");
   gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, box);
@@ -682,12 +811,15 @@ cowscope_graph_view_class_init (CowscopeGraphViewClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, details_title);
   gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, details_body);
   gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, expand_button);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, legend);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeGraphView, search_message);
 
   gtk_widget_class_install_action (widget_class, "graph.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "graph.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "graph.zoom-fit", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "graph.toggle-group", NULL, toggle_group_action);
   gtk_widget_class_install_action (widget_class, "graph.export", "s", export_action);
+  gtk_widget_class_install_property_action (widget_class, "graph.show-legend", "legend-visible");
 
   static const struct { guint key; GdkModifierType mods; const char *action; } keys[] = {
     { GDK_KEY_plus, GDK_CONTROL_MASK, "graph.zoom-in" },
@@ -703,7 +835,6 @@ cowscope_graph_view_class_init (CowscopeGraphViewClass *klass)
   for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
     gtk_widget_class_add_binding_action (widget_class, keys[i].key, keys[i].mods, keys[i].action,
                                          NULL);
-  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
   gtk_widget_class_set_css_name (widget_class, "cowscope-graph-view");
 }
 
@@ -714,6 +845,7 @@ cowscope_graph_view_init (CowscopeGraphView *self)
   self->search_focus = g_array_new (FALSE, FALSE, sizeof (CowscopeObjectRef));
   self->matches = g_array_new (FALSE, FALSE, sizeof (guint));
   self->selected = -1;
+  self->legend_auto = TRUE;
   gtk_widget_init_template (GTK_WIDGET (self));
   g_signal_connect (self->canvas, "node-clicked", G_CALLBACK (node_clicked_cb), self);
   g_signal_connect (self->search_entry, "search-changed", G_CALLBACK (search_changed_cb), self);
@@ -764,6 +896,7 @@ cowscope_graph_view_set_view_state (CowscopeGraphView *self, CowscopeViewState *
   adw_status_page_set_description (self->empty_page, NULL);
   update_status (self, NULL);
   update_details (self);
+  update_search_message (self);
   if (state != NULL)
     {
       self->state = g_object_ref (state);
@@ -932,10 +1065,112 @@ cowscope_graph_view_show_graph (CowscopeGraphView *self, CowscopeSharingGraph *g
       self->live_pending = FALSE;
       return;
     }
-  if (self->cancellable != NULL && !self->ready)
+  /* A layout on its way (not one cancelled with a view state just
+   * dropped) shows this graph when it lands. */
+  if (self->cancellable != NULL && !g_cancellable_is_cancelled (self->cancellable) && !self->ready)
     {
       self->live_pending = TRUE;
       return;
     }
   request_layout (self, TRUE);
+}
+
+/**
+ * cowscope_graph_view_set_legend_visible:
+ *
+ * Shows or hides the legend beside the canvas; from now on the legend
+ * no longer follows the view's width (see the "legend-visible" property).
+ */
+void
+cowscope_graph_view_set_legend_visible (CowscopeGraphView *self, gboolean visible)
+{
+  g_return_if_fail (COWSCOPE_IS_GRAPH_VIEW (self));
+  self->legend_auto = FALSE;
+  apply_legend_visible (self, visible);
+}
+
+gboolean
+cowscope_graph_view_get_legend_visible (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), FALSE);
+  return gtk_widget_get_visible (self->legend);
+}
+
+/* The legend widget (tests measure it against the nodes). */
+GtkWidget *
+cowscope_graph_view_get_legend (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
+  return self->legend;
+}
+
+/* The canvas the scene is drawn on. */
+CowscopeGraphCanvas *
+cowscope_graph_view_get_canvas (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
+  return self->canvas;
+}
+
+/* The title of the page shown instead of the canvas, or NULL while the
+ * canvas is shown. */
+const char *
+cowscope_graph_view_get_empty_title (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
+  return g_strcmp0 (gtk_stack_get_visible_child_name (self->stack), "empty") == 0
+           ? adw_status_page_get_title (self->empty_page)
+           : NULL;
+}
+
+/* The words under the toolbar when a search finds nothing, or NULL. */
+const char *
+cowscope_graph_view_get_search_message (CowscopeGraphView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_GRAPH_VIEW (self), NULL);
+  return gtk_widget_get_visible (GTK_WIDGET (self->search_message))
+           ? gtk_label_get_text (self->search_message)
+           : NULL;
+}
+
+/* Settings -> view: the step of the nick (none hidden for an unknown one). */
+static gboolean
+size_filter_get_mapping (GValue *value, GVariant *variant, gpointer user_data)
+{
+  const char *nick = g_variant_get_string (variant, NULL);
+  g_value_set_uint64 (value, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (size_steps); i++)
+    if (g_str_equal (nick, size_step_nicks[i]))
+      g_value_set_uint64 (value, size_steps[i]);
+  return TRUE;
+}
+
+/* View -> settings: the nick of the step; NULL (not stored) for a size
+ * that is not one of the steps. */
+static GVariant *
+size_filter_set_mapping (const GValue *value, const GVariantType *expected_type,
+                         gpointer user_data)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (size_steps); i++)
+    if (size_steps[i] == g_value_get_uint64 (value))
+      return g_variant_new_string (size_step_nicks[i]);
+  return NULL;
+}
+
+/**
+ * cowscope_graph_view_bind_size_filter:
+ * @settings: the application settings
+ *
+ * Binds the size filter to the "graph-size-filter" key both ways: the
+ * view starts with the last filter chosen in any graph, and a choice in
+ * its toolbar is remembered for every graph.
+ */
+void
+cowscope_graph_view_bind_size_filter (CowscopeGraphView *self, GSettings *settings)
+{
+  g_return_if_fail (COWSCOPE_IS_GRAPH_VIEW (self));
+  g_return_if_fail (G_IS_SETTINGS (settings));
+  g_settings_bind_with_mapping (settings, "graph-size-filter", self, "min-bytes",
+                                G_SETTINGS_BIND_DEFAULT, size_filter_get_mapping,
+                                size_filter_set_mapping, NULL, NULL);
 }

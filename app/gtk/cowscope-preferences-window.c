@@ -15,7 +15,6 @@ struct _CowscopePreferencesWindow
   AdwComboRow          *ring_policy_row;
   GtkWidget            *counters_switch;
   GtkWidget            *lane_height_spin;
-  GtkWidget            *small_objects_switch;
   GtkWidget            *recent_limit_spin;
 
   GSettings            *settings;
@@ -92,8 +91,6 @@ bind_settings (CowscopePreferencesWindow *self)
   g_settings_bind (self->settings, "timeline-show-counters", self->counters_switch, "active",
                    G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "timeline-lane-height", self->lane_height_spin, "value",
-                   G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (self->settings, "graph-hide-small-objects", self->small_objects_switch, "active",
                    G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "recent-sessions-limit", self->recent_limit_spin, "value",
                    G_SETTINGS_BIND_DEFAULT);
@@ -176,7 +173,6 @@ cowscope_preferences_window_class_init (CowscopePreferencesWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopePreferencesWindow, ring_policy_row);
   gtk_widget_class_bind_template_child (widget_class, CowscopePreferencesWindow, counters_switch);
   gtk_widget_class_bind_template_child (widget_class, CowscopePreferencesWindow, lane_height_spin);
-  gtk_widget_class_bind_template_child (widget_class, CowscopePreferencesWindow, small_objects_switch);
   gtk_widget_class_bind_template_child (widget_class, CowscopePreferencesWindow, recent_limit_spin);
 
   gtk_widget_class_install_action (widget_class, "prefs.clear-recent", NULL, clear_recent_activated);

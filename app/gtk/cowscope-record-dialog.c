@@ -3,8 +3,10 @@
  * Program (with a file chooser), arguments (shell-like quoting, parsed
  * with g_shell_parse_argv: the program itself is still started directly,
  * never through a shell), working directory, extra environment variables
- * (an editable list of NAME = VALUE rows), CUDA tracing, call stacks and
- * the full-ring policy.  Everything is read from and, on Record, written
+ * (an editable list of NAME = VALUE rows), the session file (empty: a new
+ * file in the user's recordings; an existing file is replaced only when
+ * chosen in the file chooser, which asks first), CUDA tracing, call
+ * stacks and the full-ring policy.  Everything is read from and, on Record, written
  * back to the launch-* GSettings keys, so the next recording starts from
  * the last one.  Problems are shown inline under the fields; nothing is
  * started until they are fixed.  A valid request starts recording in the
@@ -26,6 +28,7 @@ struct _CowscopeRecordDialog
   AdwEntryRow  *program_row;
   AdwEntryRow  *arguments_row;
   AdwEntryRow  *directory_row;
+  AdwEntryRow  *output_row;
   GtkLabel     *error_label;
   GtkListBox   *environment_list;
   GtkSwitch    *cuda_switch;
@@ -34,6 +37,7 @@ struct _CowscopeRecordDialog
 
   GSettings    *settings;
   char         *error;        /* the inline error shown, or NULL */
+  char         *replace_output; /* chosen in the file chooser, which asked to replace it */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeRecordDialog, cowscope_record_dialog, ADW_TYPE_WINDOW)
@@ -54,7 +58,7 @@ set_error (CowscopeRecordDialog *self,
            const char           *message)
 {
   GtkWidget *rows[] = { GTK_WIDGET (self->program_row), GTK_WIDGET (self->arguments_row),
-                        GTK_WIDGET (self->directory_row) };
+                        GTK_WIDGET (self->directory_row), GTK_WIDGET (self->output_row) };
 
   g_free (self->error);
   self->error = g_strdup (message);
@@ -75,6 +79,60 @@ field_changed_cb (CowscopeRecordDialog *self)
 {
   if (self->error != NULL)
     set_error (self, NULL, NULL);
+}
+
+/* Editing the session file: the chooser's permission to replace a file
+ * holds only for the path it chose. */
+static void
+output_changed_cb (CowscopeRecordDialog *self)
+{
+  field_changed_cb (self);
+  if (self->replace_output != NULL
+      && g_strcmp0 (gtk_editable_get_text (GTK_EDITABLE (self->output_row)), self->replace_output) != 0)
+    g_clear_pointer (&self->replace_output, g_free);
+}
+
+/* Resolves the session file field: NULL with @path NULL for an empty
+ * field (a new file in the recordings folder); else the absolute path
+ * (relative to the home folder), with *force when the file chooser was
+ * told to replace it.  FALSE with the inline error set for a path that
+ * cannot be written: its folder is missing, it is a folder, or it exists
+ * and was not chosen to be replaced. */
+static gboolean
+resolve_output (CowscopeRecordDialog  *self,
+                char                 **path,
+                gboolean              *force)
+{
+  g_autofree char *text = g_strstrip (g_strdup (gtk_editable_get_text (GTK_EDITABLE (self->output_row))));
+  g_autofree char *resolved = NULL;
+  g_autofree char *folder = NULL;
+  g_autofree char *message = NULL;
+
+  *path = NULL;
+  *force = FALSE;
+  if (*text == '\0')
+    return TRUE;
+  resolved = g_canonicalize_filename (text, g_get_home_dir ());
+  folder = g_path_get_dirname (resolved);
+  if (!g_file_test (folder, G_FILE_TEST_IS_DIR))
+    message = g_strdup_printf (_("The folder “%s” does not exist."), folder);
+  else if (g_file_test (resolved, G_FILE_TEST_IS_DIR))
+    message = g_strdup_printf (_("“%s” is a folder: give the session file a name."), text);
+  else if (g_file_test (resolved, G_FILE_TEST_EXISTS))
+    {
+      if (g_strcmp0 (self->replace_output, text) != 0)
+        message = g_strdup_printf (_("“%s” already exists. Choose another name, or choose it "
+                                     "with the file chooser to replace it."), text);
+      *force = TRUE;
+    }
+  if (message != NULL)
+    {
+      set_error (self, GTK_WIDGET (self->output_row), message);
+      *force = FALSE;
+      return FALSE;
+    }
+  *path = g_steal_pointer (&resolved);
+  return TRUE;
 }
 
 /* The remove button of a variable row: removes that row. */
@@ -259,8 +317,9 @@ record_activated (GtkWidget  *widget,
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GPtrArray) environment = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) error = NULL;
+  g_autofree char *output = NULL;
   GVariantBuilder dict;
-  gboolean block;
+  gboolean block, force;
 
   program = resolve_program (self, program_text);
   if (program == NULL)
@@ -282,6 +341,9 @@ record_activated (GtkWidget  *widget,
       set_error (self, GTK_WIDGET (self->directory_row), message);
       return;
     }
+
+  if (!resolve_output (self, &output, &force))
+    return;
 
   g_variant_builder_init (&dict, G_VARIANT_TYPE ("a{ss}"));
   if (!environment_from_rows (self, environment, &dict))
@@ -320,12 +382,12 @@ record_activated (GtkWidget  *widget,
   g_ptr_array_add (argv, NULL);
 
   /* An empty working directory means the home folder (the schema's word). */
-  cowscope_recording_page_record (gtk_window_get_transient_for (GTK_WINDOW (self)),
-                                  (const char *const *) argv->pdata,
-                                  *directory != '\0' ? directory : g_get_home_dir (),
-                                  (const char *const *) environment->pdata,
-                                  gtk_switch_get_active (self->cuda_switch),
-                                  gtk_switch_get_active (self->stacks_switch), block);
+  cowscope_recording_page_record_to (gtk_window_get_transient_for (GTK_WINDOW (self)),
+                                     (const char *const *) argv->pdata,
+                                     *directory != '\0' ? directory : g_get_home_dir (),
+                                     (const char *const *) environment->pdata, output, force,
+                                     gtk_switch_get_active (self->cuda_switch),
+                                     gtk_switch_get_active (self->stacks_switch), block);
   gtk_window_destroy (GTK_WINDOW (self));
 }
 
@@ -397,6 +459,69 @@ choose_directory_activated (GtkWidget  *widget,
                    _("Choose the Working Directory"));
 }
 
+/* Response of the session file chooser: the path goes into the row, and
+ * the chooser (which asked before replacing a file) allows replacing it. */
+static void
+output_chooser_response_cb (GtkNativeDialog      *chooser,
+                            int                   response,
+                            CowscopeRecordDialog *self)
+{
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+      g_autofree char *path = file != NULL ? g_file_get_path (file) : NULL;
+
+      if (path != NULL)
+        {
+          gtk_editable_set_text (GTK_EDITABLE (self->output_row), path);
+          g_free (self->replace_output);
+          self->replace_output = g_steal_pointer (&path);
+        }
+    }
+  g_object_unref (self);
+  g_object_unref (chooser);
+}
+
+/* record-dialog.choose-output: where to save the session, with the
+ * platform's save dialog (named after the program, in the folder of
+ * the file typed, if any). */
+static void
+choose_output_activated (GtkWidget  *widget,
+                         const char *action_name,
+                         GVariant   *parameter)
+{
+  CowscopeRecordDialog *self = COWSCOPE_RECORD_DIALOG (widget);
+  const char *current = gtk_editable_get_text (GTK_EDITABLE (self->output_row));
+  const char *program = gtk_editable_get_text (GTK_EDITABLE (self->program_row));
+  g_autofree char *base = *program != '\0' ? g_path_get_basename (program) : g_strdup ("program");
+  g_autofree char *name = g_strdup_printf ("%s.cowscope", base);
+  GtkFileChooserNative *chooser;
+  g_autoptr(GtkFileFilter) sessions = gtk_file_filter_new ();
+
+  chooser = gtk_file_chooser_native_new (_("Save the Session As"), GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_SAVE, _("_Save"), _("_Cancel"));
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  gtk_file_filter_set_name (sessions, _("Cowscope Sessions"));
+  gtk_file_filter_add_pattern (sessions, "*.cowscope");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), sessions);
+  if (*current != '\0')
+    {
+      g_autofree char *resolved = g_canonicalize_filename (current, g_get_home_dir ());
+      g_autoptr(GFile) file = g_file_new_for_path (resolved);
+      g_autoptr(GFile) folder = g_file_get_parent (file);
+      g_autofree char *file_name = g_file_get_basename (file);
+
+      if (folder != NULL)
+        gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), folder, NULL);
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), file_name);
+    }
+  else
+    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+  g_signal_connect (chooser, "response", G_CALLBACK (output_chooser_response_cb),
+                    g_object_ref (self));
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
 /* Fills the fields from the launch-* keys of @settings (the last run). */
 static void
 load_settings (CowscopeRecordDialog *self)
@@ -455,6 +580,7 @@ cowscope_record_dialog_finalize (GObject *object)
 
   g_clear_object (&self->settings);
   g_clear_pointer (&self->error, g_free);
+  g_clear_pointer (&self->replace_output, g_free);
 
   G_OBJECT_CLASS (cowscope_record_dialog_parent_class)->finalize (object);
 }
@@ -516,12 +642,14 @@ cowscope_record_dialog_class_init (CowscopeRecordDialogClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, program_row);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, arguments_row);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, directory_row);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, output_row);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, error_label);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, environment_list);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, cuda_switch);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, stacks_switch);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordDialog, policy_row);
   gtk_widget_class_bind_template_callback (widget_class, field_changed_cb);
+  gtk_widget_class_bind_template_callback (widget_class, output_changed_cb);
 
   gtk_widget_class_install_action (widget_class, "record-dialog.record", NULL, record_activated);
   gtk_widget_class_install_action (widget_class, "record-dialog.add-variable", NULL,
@@ -530,6 +658,8 @@ cowscope_record_dialog_class_init (CowscopeRecordDialogClass *klass)
                                    choose_program_activated);
   gtk_widget_class_install_action (widget_class, "record-dialog.choose-directory", NULL,
                                    choose_directory_activated);
+  gtk_widget_class_install_action (widget_class, "record-dialog.choose-output", NULL,
+                                   choose_output_activated);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
 }
 
@@ -578,6 +708,16 @@ cowscope_record_dialog_set_arguments (CowscopeRecordDialog *self,
   g_return_if_fail (COWSCOPE_IS_RECORD_DIALOG (self));
 
   gtk_editable_set_text (GTK_EDITABLE (self->arguments_row), arguments != NULL ? arguments : "");
+}
+
+/* Sets the session file field (as a person would type it). */
+void
+cowscope_record_dialog_set_output (CowscopeRecordDialog *self,
+                                   const char           *output)
+{
+  g_return_if_fail (COWSCOPE_IS_RECORD_DIALOG (self));
+
+  gtk_editable_set_text (GTK_EDITABLE (self->output_row), output != NULL ? output : "");
 }
 
 /* Returns: (nullable): the inline error shown, or NULL when none is. */

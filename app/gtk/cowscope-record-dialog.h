@@ -15,6 +15,8 @@ void                  cowscope_record_dialog_set_program   (CowscopeRecordDialog
                                                             const char           *program);
 void                  cowscope_record_dialog_set_arguments (CowscopeRecordDialog *self,
                                                             const char           *arguments);
+void                  cowscope_record_dialog_set_output    (CowscopeRecordDialog *self,
+                                                            const char           *output);
 const char           *cowscope_record_dialog_get_error     (CowscopeRecordDialog *self);
 
 G_END_DECLS

@@ -11,20 +11,26 @@
  *
  * The live timeline follows the recording (its window grows with it)
  * until the user zooms or pans; the graph shows the newest state.  Just
- * before the recorder finalizes the session, its thread stops the live
- * reader (the recorder's `finalizing` hook), which must let go of the
- * database first.
+ * before the recorder finalizes the session, its thread has the live
+ * reader read what is left, deliver a last snapshot and let go of the
+ * database (the recorder's `finalizing` hook): so even a program too
+ * short for a first snapshot is shown.
  *
  * The recorder (cowscope_record, blocking) runs in a GTask thread: it
  * spawns the target, drains its rings and, when the target ends,
  * finalizes the session, all off the main loop.  Its progress callback
  * only copies counters under a mutex; the main loop reads them from a
  * timer.  The target's output comes through a pipe read asynchronously.
- * When both the recording and the output are done the session is opened
- * in the same window, with a toast that says how the target ended; a
- * recorder failure becomes a toast and the start page.  The application
- * is held while recording, so closing the last window first stops the
- * target and lets the recorder finish.
+ *
+ * The page stays until the session is shown in its place, through the
+ * phases of the "phase" property: recording; finalizing (the target
+ * ended: a pulsing bar, as the recorder reports no progress then);
+ * opening (once the recording and the output are done: the page loads
+ * the session, with a bar that fills as it loads); done (the window
+ * shows the session, with a toast that says how the target ended, or
+ * why it cannot be opened).  A recorder failure becomes the window's
+ * error page.  The application is held until then, so closing the last
+ * window first stops the target and lets the recorder finish.
  */
 #include "cowscope-config.h"
 
@@ -70,7 +76,9 @@ typedef struct
   char                   *working_directory;
   char                   *output;     /* the session path */
   gboolean                force;      /* replace an existing output */
-  CowscopeLiveSession    *live;       /* stopped before finalizing */
+  CowscopeLiveSession    *live;       /* finished before finalizing */
+  CowscopeRecordingPage  *page;       /* not a reference: the task holds one */
+  GMainContext           *context;    /* the page's */
   gboolean                cuda;
   gboolean                stacks;
   gboolean                block;
@@ -102,14 +110,17 @@ struct _CowscopeRecordingPage
   CowscopeTimelineView *timeline_view;
   CowscopeGraphView *graph_view;
   GtkStack       *live_stack;
+  GtkProgressBar *progress_bar;
 
   Shared         *shared;
   CowscopeLiveSession *live;
   CowscopeViewState *view_state; /* of the newest live snapshot */
   gboolean        follow;       /* the timeline shows all of the recording */
-  gboolean        finalizing_shown;
+  CowscopeRecordingPhase phase;
+  GCancellable   *load_cancellable; /* the session's load (phase opening) */
   GCancellable   *output_cancellable;
   GInputStream   *output;
+  GByteArray     *output_tail;  /* the start of a character split between reads */
   guint           refresh_id;
   guint           grace_id;
   gint64          start_us;
@@ -129,10 +140,17 @@ struct _CowscopeRecordingPage
 
 G_DEFINE_FINAL_TYPE (CowscopeRecordingPage, cowscope_recording_page, ADW_TYPE_BIN)
 
+G_DEFINE_ENUM_TYPE (CowscopeRecordingPhase, cowscope_recording_phase,
+                    G_DEFINE_ENUM_VALUE (COWSCOPE_RECORDING_PHASE_RECORDING, "recording"),
+                    G_DEFINE_ENUM_VALUE (COWSCOPE_RECORDING_PHASE_FINALIZING, "finalizing"),
+                    G_DEFINE_ENUM_VALUE (COWSCOPE_RECORDING_PHASE_OPENING, "opening"),
+                    G_DEFINE_ENUM_VALUE (COWSCOPE_RECORDING_PHASE_DONE, "done"))
+
 enum {
   PROP_0,
   PROP_RUNNING,
   PROP_EVENTS_STORED,
+  PROP_PHASE,
   N_PROPS
 };
 
@@ -169,6 +187,7 @@ job_free (Job *job)
   g_free (job->working_directory);
   g_free (job->output);
   g_clear_object (&job->live);
+  g_main_context_unref (job->context);
   if (job->output_fd >= 0)
     close (job->output_fd);
   cowscope_record_result_clear (&job->result);
@@ -189,18 +208,36 @@ progress_cb (const CowscopeRecordProgress *progress,
   g_mutex_unlock (&shared->lock);
 }
 
+static void enter_finalizing (CowscopeRecordingPage *self);
+
+/* Main context: the recorder has started finalizing. */
+static gboolean
+finalizing_idle_cb (gpointer data)
+{
+  enter_finalizing (COWSCOPE_RECORDING_PAGE (data));
+  return G_SOURCE_REMOVE;
+}
+
 /* The recorder is about to finalize (recording thread): the live reader
- * closes its connection first. */
+ * reads what is left and closes its connection first; the page says so
+ * before the recording's end is delivered (the idle is queued first). */
 static void
 finalizing_cb (const char *session_path,
                void       *user_data)
 {
   Job *job = user_data;
+  GSource *source = g_idle_source_new ();
 
-  cowscope_live_session_stop (job->live);
+  cowscope_live_session_finish (job->live);
   g_mutex_lock (&job->shared->lock);
   job->shared->finalizing = TRUE;
   g_mutex_unlock (&job->shared->lock);
+
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, finalizing_idle_cb, g_object_ref (job->page), g_object_unref);
+  g_source_set_static_name (source, "[cowscope] finalizing");
+  g_source_attach (source, job->context);
+  g_source_unref (source);
 }
 
 /* A new session path in the user's data folder: recordings/cowscope-
@@ -339,13 +376,10 @@ refresh_cb (gpointer user_data)
   finalizing = self->shared->finalizing;
   g_mutex_unlock (&self->shared->lock);
 
-  if (finalizing && self->running && !self->record_done && !self->finalizing_shown)
-    {
-      /* What is shown stays as it is: the session opens in a moment. */
-      self->finalizing_shown = TRUE;
-      gtk_label_set_text (self->title_label, _("Finishing the Session…"));
-      gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
-    }
+  if (finalizing)
+    enter_finalizing (self);
+  if (self->phase == COWSCOPE_RECORDING_PHASE_FINALIZING)
+    gtk_progress_bar_pulse (self->progress_bar);
 
   if (has)
     set_counters (self, progress.stored, progress.dropped, progress.processes, progress.rings);
@@ -363,18 +397,17 @@ refresh_cb (gpointer user_data)
   return G_SOURCE_CONTINUE;
 }
 
-/* Appends @text to the output panel (dropping the oldest text beyond
- * MAX_OUTPUT_CHARS, a quarter of it at a time) and keeps the end in
- * view.  Cheap per chunk, so a chatty target cannot flood the main loop:
- * trimming re-lays out the whole panel, and scrolling to an iter
- * validates every line above it, so both are done rarely or lazily. */
+/* Inserts @text (valid UTF-8) at the end of the output panel (dropping
+ * the oldest text beyond MAX_OUTPUT_CHARS, a quarter of it at a time) and
+ * keeps the end in view.  Cheap per chunk, so a chatty target cannot
+ * flood the main loop: trimming re-lays out the whole panel, and
+ * scrolling to an iter validates every line above it, so both are done
+ * rarely or lazily. */
 static void
-append_output (CowscopeRecordingPage *self,
-               const char            *text,
-               gsize                  length)
+insert_output (CowscopeRecordingPage *self,
+               const char            *valid)
 {
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (self->output_view);
-  g_autofree char *valid = g_utf8_make_valid (text, (gssize) length);
   GtkTextMark *end_mark = gtk_text_buffer_get_mark (buffer, "cowscope-end");
   GtkTextIter end;
   int excess;
@@ -399,6 +432,42 @@ append_output (CowscopeRecordingPage *self,
   gtk_text_view_scroll_to_mark (self->output_view, end_mark, 0.0, FALSE, 0.0, 1.0);
 }
 
+/* Appends one chunk of the target's bytes to the output panel.  A
+ * character split between two chunks (a pipe read ends anywhere) waits
+ * for the rest of its bytes in output_tail rather than being shown as
+ * replacement characters; other invalid bytes are replaced. */
+static void
+append_output (CowscopeRecordingPage *self,
+               const char            *text,
+               gsize                  length)
+{
+  g_autoptr(GByteArray) bytes = g_steal_pointer (&self->output_tail);
+  const char *data, *valid_end;
+  gsize size, keep = 0;
+
+  if (bytes == NULL)
+    bytes = g_byte_array_new ();
+  g_byte_array_append (bytes, (const guint8 *) text, (guint) length);
+  data = (const char *) bytes->data;
+  size = bytes->len;
+  if (!g_utf8_validate_len (data, size, &valid_end)
+      && size - (gsize) (valid_end - data) < 4
+      && g_utf8_get_char_validated (valid_end, (gssize) (size - (gsize) (valid_end - data)))
+           == (gunichar) -2)
+    keep = size - (gsize) (valid_end - data);
+  if (keep > 0)
+    {
+      self->output_tail = g_byte_array_new ();
+      g_byte_array_append (self->output_tail, (const guint8 *) data + size - keep, (guint) keep);
+    }
+  if (size > keep)
+    {
+      g_autofree char *valid = g_utf8_make_valid (data, (gssize) (size - keep));
+
+      insert_output (self, valid);
+    }
+}
+
 static void read_output (CowscopeRecordingPage *self);
 
 /* One chunk of the target's output arrived (or its end). */
@@ -416,6 +485,14 @@ output_read_cb (GObject      *source,
     {
       if (self->output_done)
         return;
+      /* A character the target never finished is shown as replaced. */
+      if (self->output_tail != NULL)
+        {
+          g_autoptr(GByteArray) tail = g_steal_pointer (&self->output_tail);
+          g_autofree char *valid = g_utf8_make_valid ((const char *) tail->data, (gssize) tail->len);
+
+          insert_output (self, valid);
+        }
       self->output_done = TRUE;
       maybe_finish (self);
       return;
@@ -544,17 +621,96 @@ describe_end (const CowscopeRecordResult *result,
   return g_strdup (_("The program ended in an unknown way"));
 }
 
+/* Sets the phase, notifying "phase". */
+static void
+set_phase (CowscopeRecordingPage  *self,
+           CowscopeRecordingPhase  phase)
+{
+  if (self->phase == phase)
+    return;
+  self->phase = phase;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PHASE]);
+}
+
+/* The target ended and the recorder finalizes: what is shown stays, with
+ * a pulsing bar (the recorder reports no progress while it finalizes)
+ * and no Stop.  Once. */
+static void
+enter_finalizing (CowscopeRecordingPage *self)
+{
+  if (self->phase != COWSCOPE_RECORDING_PHASE_RECORDING)
+    return;
+  gtk_label_set_text (self->title_label, _("Finalizing the Session…"));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "recording.stop", FALSE);
+  gtk_progress_bar_set_fraction (self->progress_bar, 0);
+  gtk_progress_bar_pulse (self->progress_bar);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), TRUE);
+  set_phase (self, COWSCOPE_RECORDING_PHASE_FINALIZING);
+}
+
+/* The end: running no more, the application let go.  Once. */
+static void
+finish (CowscopeRecordingPage *self)
+{
+  g_clear_object (&self->load_cancellable);
+  set_phase (self, COWSCOPE_RECORDING_PHASE_DONE);
+  self->running = FALSE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
+  g_application_release (g_application_get_default ());
+}
+
+/* Load progress of the finalized session (coalesced, main context). */
+static void
+load_progress_cb (double   fraction,
+                  gpointer user_data)
+{
+  CowscopeRecordingPage *self = user_data;
+
+  if (self->phase == COWSCOPE_RECORDING_PHASE_OPENING)
+    gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+}
+
+/* The finalized session is loaded (or not): the window shows it in
+ * place of this page, with a toast saying how the target ended.  Holds
+ * a page reference. */
+static void
+load_done_cb (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(CowscopeRecordingPage) self = user_data;
+  g_autoptr(CowscopeSessionDocument) document = NULL;
+  g_autoptr(GError) error = NULL;
+  GtkWidget *window;
+
+  document = cowscope_session_document_load_finish (result, &error);
+  window = gtk_widget_get_ancestor (GTK_WIDGET (self), COWSCOPE_TYPE_WINDOW);
+  if (window != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      Job *job = g_task_get_task_data (self->task);
+      g_autoptr(GFile) file = g_file_new_for_path (job->result.session_path);
+      g_autofree char *text = describe_end (&job->result, self->stop_requested);
+
+      gtk_progress_bar_set_fraction (self->progress_bar, 1);
+      /* The window removes this page: keep it alive until the end. */
+      cowscope_window_show_recorded (COWSCOPE_WINDOW (window), file, document, error);
+      if (document != NULL)
+        cowscope_window_add_toast (COWSCOPE_WINDOW (window), text);
+    }
+  finish (self);
+}
+
 /* When the recording and the output are both done: shows the final
- * counters, then opens the session in the window with a toast saying how
- * the target ended, or on a recorder failure goes back to the start page
- * with a toast saying why.  Runs once. */
+ * counters and loads the session, still on this page (phase opening),
+ * or on a recorder failure shows the window's error page.  Runs once. */
 static void
 maybe_finish (CowscopeRecordingPage *self)
 {
   GtkWidget *window;
   Job *job;
 
-  if (!self->running || !self->record_done || !self->output_done)
+  if (!self->running || !self->record_done || !self->output_done
+      || self->phase >= COWSCOPE_RECORDING_PHASE_OPENING)
     return;
 
   g_clear_handle_id (&self->refresh_id, g_source_remove);
@@ -571,32 +727,35 @@ maybe_finish (CowscopeRecordingPage *self)
   if (job != NULL && job->has_result && self->error == NULL)
     set_counters (self, job->result.totals.events_stored, job->result.totals.events_dropped,
                   job->result.processes, job->result.totals.rings);
-  self->running = FALSE;
 
   window = gtk_widget_get_ancestor (GTK_WIDGET (self), COWSCOPE_TYPE_WINDOW);
-  if (window != NULL)
+  if (window == NULL)
+    {
+      finish (self);
+      return;
+    }
+  if (self->error != NULL || job == NULL)
     {
       CowscopeWindow *win = COWSCOPE_WINDOW (window);
 
       /* Keep this page alive through its removal from the window. */
       g_object_ref (self);
       cowscope_window_set_recording_page (win, NULL);
-      if (self->error != NULL || job == NULL)
-        cowscope_window_show_error_page (win, _("Cannot Record the Program"),
-                                         self->error != NULL ? self->error->message : "");
-      else
-        {
-          g_autoptr(GFile) file = g_file_new_for_path (job->result.session_path);
-          g_autofree char *text = describe_end (&job->result, self->stop_requested);
-
-          cowscope_window_open (win, file);
-          cowscope_window_add_toast (win, text);
-        }
+      cowscope_window_show_error_page (win, _("Cannot Record the Program"),
+                                       self->error != NULL ? self->error->message : "");
+      finish (self);
       g_object_unref (self);
+      return;
     }
 
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNING]);
-  g_application_release (g_application_get_default ());
+  gtk_label_set_text (self->title_label, _("Opening the Session…"));
+  gtk_progress_bar_set_fraction (self->progress_bar, 0);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), TRUE);
+  set_phase (self, COWSCOPE_RECORDING_PHASE_OPENING);
+  self->load_cancellable = g_cancellable_new ();
+  cowscope_session_document_load_async (job->result.session_path, self->load_cancellable,
+                                        load_progress_cb, g_object_ref (self), g_object_unref,
+                                        load_done_cb, g_object_ref (self));
 }
 
 /* Starts the recording of @job (argv, environment, flags filled in), or
@@ -607,7 +766,9 @@ start (CowscopeRecordingPage *self,
        GError                *error)
 {
   int fds[2];
-  g_autofree char *command = g_strjoinv (" ", job->argv);
+  g_autofree char *joined = g_strjoinv (" ", job->argv);
+  /* Arguments are bytes; the label shows them as text. */
+  g_autofree char *command = g_utf8_make_valid (joined, -1);
 
   gtk_label_set_text (self->command_label, command);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->command_label), command);
@@ -629,6 +790,7 @@ start (CowscopeRecordingPage *self,
   self->live = cowscope_live_session_new (job->output);
   g_signal_connect (self->live, "updated", G_CALLBACK (live_updated_cb), self);
   job->live = g_object_ref (self->live);
+  job->page = self;
 
   if (pipe2 (fds, O_CLOEXEC) != 0)
     {
@@ -675,6 +837,8 @@ cowscope_recording_page_unroot (GtkWidget *widget)
 
   if (self->running && !self->record_done)
     cowscope_recording_page_stop (self);
+  /* Out of its window while the session loads: nowhere to show it. */
+  g_cancellable_cancel (self->load_cancellable);
 
   GTK_WIDGET_CLASS (cowscope_recording_page_parent_class)->unroot (widget);
 }
@@ -686,6 +850,7 @@ cowscope_recording_page_dispose (GObject *object)
 
   g_clear_handle_id (&self->refresh_id, g_source_remove);
   g_clear_handle_id (&self->grace_id, g_source_remove);
+  g_cancellable_cancel (self->load_cancellable);
   if (self->output_cancellable != NULL)
     g_cancellable_cancel (self->output_cancellable);
   if (self->live != NULL)
@@ -708,7 +873,9 @@ cowscope_recording_page_finalize (GObject *object)
   CowscopeRecordingPage *self = COWSCOPE_RECORDING_PAGE (object);
 
   g_clear_object (&self->output_cancellable);
+  g_clear_object (&self->load_cancellable);
   g_clear_object (&self->output);
+  g_clear_pointer (&self->output_tail, g_byte_array_unref);
   g_clear_object (&self->task);
   g_clear_error (&self->error);
   shared_unref (self->shared);
@@ -732,6 +899,9 @@ cowscope_recording_page_get_property (GObject    *object,
     case PROP_EVENTS_STORED:
       g_value_set_uint64 (value, self->events_stored);
       break;
+    case PROP_PHASE:
+      g_value_set_enum (value, self->phase);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -754,6 +924,16 @@ cowscope_recording_page_class_init (CowscopeRecordingPageClass *klass)
   properties[PROP_EVENTS_STORED] =
     g_param_spec_uint64 ("events-stored", NULL, NULL, 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * CowscopeRecordingPage:phase:
+   *
+   * Where the page is: recording, finalizing, opening the session, done
+   * (see the file comment).
+   */
+  properties[PROP_PHASE] =
+    g_param_spec_enum ("phase", NULL, NULL, COWSCOPE_TYPE_RECORDING_PHASE,
+                       COWSCOPE_RECORDING_PHASE_RECORDING,
+                       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (COWSCOPE_TYPE_TIMELINE_VIEW);
@@ -777,6 +957,7 @@ cowscope_recording_page_class_init (CowscopeRecordingPageClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, timeline_view);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, graph_view);
   gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, live_stack);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeRecordingPage, progress_bar);
 
   gtk_widget_class_install_action (widget_class, "recording.stop", NULL, stop_activated);
 }
@@ -852,10 +1033,15 @@ cowscope_recording_page_record_to (GtkWindow          *from,
 
       window = cowscope_window_new (COWSCOPE_APPLICATION (app));
     }
-  gtk_window_present (GTK_WINDOW (window));
-
   self = g_object_new (COWSCOPE_TYPE_RECORDING_PAGE, NULL);
+  if (gtk_window_get_application (GTK_WINDOW (window)) != NULL)
+    cowscope_graph_view_bind_size_filter (self->graph_view,
+                                          cowscope_application_get_settings (COWSCOPE_APPLICATION (
+                                            gtk_window_get_application (GTK_WINDOW (window)))));
   cowscope_window_set_recording_page (window, GTK_WIDGET (self));
+  /* Presented after: a new window shows the recording at once, rather
+   * than fading to it from the Welcome page. */
+  gtk_window_present (GTK_WINDOW (window));
 
   job = g_new0 (Job, 1);
   job->argv = g_strdupv ((char **) argv);
@@ -866,6 +1052,7 @@ cowscope_recording_page_record_to (GtkWindow          *from,
   job->block = block;
   job->force = force;
   job->output_fd = -1;
+  job->context = g_main_context_ref_thread_default ();
   job->output = output != NULL ? g_strdup (output) : new_session_path (argv[0], &error);
   start (self, job, error);
   return self;
@@ -901,6 +1088,46 @@ cowscope_recording_page_get_events_stored (CowscopeRecordingPage *self)
   g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), 0);
 
   return self->events_stored;
+}
+
+/* The session file being recorded (NULL when none could be made). */
+const char *
+cowscope_recording_page_get_session_path (CowscopeRecordingPage *self)
+{
+  Job *job;
+
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  job = self->task != NULL ? g_task_get_task_data (self->task) : NULL;
+  return job != NULL ? job->output : NULL;
+}
+
+/* Where the page is (see the "phase" property). */
+CowscopeRecordingPhase
+cowscope_recording_page_get_phase (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), COWSCOPE_RECORDING_PHASE_DONE);
+
+  return self->phase;
+}
+
+/* The page's title ("Recording", "Finalizing the Session…", …). */
+const char *
+cowscope_recording_page_get_title (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), NULL);
+
+  return gtk_label_get_text (self->title_label);
+}
+
+/* The progress bar under the title: its fraction, or -1 while hidden. */
+double
+cowscope_recording_page_get_progress (CowscopeRecordingPage *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_RECORDING_PAGE (self), -1);
+
+  return gtk_widget_get_visible (GTK_WIDGET (self->progress_bar))
+           ? gtk_progress_bar_get_fraction (self->progress_bar) : -1;
 }
 
 /* Returns: (transfer full): the text of the output panel. */

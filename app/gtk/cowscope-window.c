@@ -530,6 +530,7 @@ application_set_cb (CowscopeWindow *self,
     gtk_window_maximize (GTK_WINDOW (self));
 
   cowscope_start_page_set_settings (self->start_page, settings);
+  cowscope_graph_view_bind_size_filter (self->graph_view, settings);
 }
 
 static void
@@ -775,6 +776,57 @@ cowscope_window_set_recording_page (CowscopeWindow *self,
     }
   else if (old != NULL)
     gtk_stack_set_visible_child_name (self->stack, self->file != NULL ? "session" : "start");
+}
+
+/* The fade from a recording page to its session ended: the page goes. */
+static void
+remove_recording_page_cb (GtkStack   *stack,
+                          GParamSpec *pspec,
+                          GtkWidget  *page)
+{
+  if (gtk_stack_get_transition_running (stack))
+    return;
+  g_signal_handlers_disconnect_by_func (stack, remove_recording_page_cb, page);
+  if (gtk_widget_get_parent (page) != NULL && gtk_stack_get_visible_child (stack) != page)
+    gtk_stack_remove (stack, page);
+}
+
+/**
+ * cowscope_window_show_recorded:
+ * @document: (nullable): @file loaded, or NULL when it could not be
+ * @error: (nullable): why it could not be loaded (with @document NULL)
+ *
+ * Shows the session just recorded in place of the recording page, which
+ * stayed on screen while the session was finalized and loaded (so that
+ * nothing else flashes in between), and removes that page; or, with
+ * @error, says why the session cannot be opened.
+ */
+void
+cowscope_window_show_recorded (CowscopeWindow          *self,
+                               GFile                   *file,
+                               CowscopeSessionDocument *document,
+                               const GError            *error)
+{
+  GtkWidget *page;
+
+  g_return_if_fail (COWSCOPE_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+  g_return_if_fail (document != NULL || error != NULL);
+
+  page = gtk_stack_get_child_by_name (self->stack, "recording");
+  if (document != NULL)
+    show_session (self, file, document);
+  else
+    show_error (self, file, error);
+  if (page == NULL)
+    return;
+  /* Removed at once, the page could not fade into the session: the
+   * stack would fade in from nothing. */
+  if (gtk_stack_get_transition_running (self->stack))
+    g_signal_connect_object (self->stack, "notify::transition-running",
+                             G_CALLBACK (remove_recording_page_cb), page, 0);
+  else
+    gtk_stack_remove (self->stack, page);
 }
 
 /**

@@ -4,6 +4,7 @@
 #include <adwaita.h>
 
 #include "cowscope-application.h"
+#include "cowscope-session-document.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
 
@@ -20,6 +21,10 @@ GFile          *cowscope_window_get_file         (CowscopeWindow      *self);
 gboolean        cowscope_window_is_empty         (CowscopeWindow      *self);
 void            cowscope_window_set_recording_page (CowscopeWindow    *self,
                                                     GtkWidget         *page);
+void            cowscope_window_show_recorded    (CowscopeWindow      *self,
+                                                  GFile               *file,
+                                                  CowscopeSessionDocument *document,
+                                                  const GError        *error);
 void            cowscope_window_add_toast        (CowscopeWindow      *self,
                                                   const char          *message);
 const char     *cowscope_window_get_visible_page (CowscopeWindow      *self);

@@ -56,6 +56,7 @@ node_from_object (CowscopeGraphNode *n, const CowscopeLiveObject *o)
   n->allocation_id = o->allocation_id;
   n->context_id = o->context_id;
   n->left_context_id = o->left_context_id;
+  n->state = o->stolen ? COWSCOPE_NODE_STATE_STOLEN : COWSCOPE_NODE_STATE_OWNED;
   n->storage_id = o->storage_id;
   n->source_id = o->source_id;
   n->numel = o->numel;
@@ -119,8 +120,11 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
             }
           else
             {
-              n[i].state = n[i].left_context_id != 0 ? COWSCOPE_NODE_STATE_MATERIALIZED
-                                                     : COWSCOPE_NODE_STATE_OWNED;
+              /* A copy, or the shared bytes themselves (a steal). */
+              n[i].state = n[i].left_context_id == 0 ? COWSCOPE_NODE_STATE_OWNED
+                           : n[i].state == COWSCOPE_NODE_STATE_STOLEN
+                             ? COWSCOPE_NODE_STATE_STOLEN
+                             : COWSCOPE_NODE_STATE_MATERIALIZED;
               owned[i] = find_node (&x, COWSCOPE_NODE_ALLOCATION, n[i].pid, n[i].allocation_id);
               add_edge (edges, (gint) i, owned[i], COWSCOPE_EDGE_OWNS);
               if (n[i].left_context_id != 0)
@@ -151,11 +155,13 @@ cowscope_sharing_graph_new_from_state (const CowscopeGraphState *st,
           if (a >= 0)
             n[a].state = COWSCOPE_NODE_STATE_SHARED;
         }
-      else if (n[i].kind == COWSCOPE_NODE_STORAGE && n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED)
+      else if (n[i].kind == COWSCOPE_NODE_STORAGE
+               && (n[i].state == COWSCOPE_NODE_STATE_MATERIALIZED
+                   || n[i].state == COWSCOPE_NODE_STATE_STOLEN))
         {
           gint a = owned[i];
           if (a >= 0 && n[a].state == COWSCOPE_NODE_STATE_OWNED)
-            n[a].state = COWSCOPE_NODE_STATE_MATERIALIZED;
+            n[a].state = n[i].state;
         }
       else if (n[i].kind == COWSCOPE_NODE_TENSOR)
         {

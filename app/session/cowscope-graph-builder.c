@@ -13,6 +13,9 @@
  *   - when the cursor moved back within an interval, a copy of the state
  *     a little before the new instant (an anchor): the next steps back
  *     start there rather than at the checkpoint.
+ *   - the copies and steals of the storages that ever stole, read once:
+ *     a checkpoint state does not say how a storage left its context, so
+ *     each decoded state is told which of its storages stole their bytes.
  * Builds of one document may run in several threads at once; the cache
  * hands its state to one of them at a time.
 
@@ -56,10 +59,20 @@ typedef struct {
   CowscopeReplayEvent last; /* the decoder's running values there */
 } Cursor;
 
+/* A copy or steal of a storage that stole at least once: the document's
+ * steals, sorted by (pid, id, seq), read once (load_steals()). */
+typedef struct {
+  guint32 pid;
+  gboolean steal;
+  guint64 id;
+  gint64 seq;
+} StealRecord;
+
 typedef struct {
   GMutex lock;              /* protects everything below */
   gboolean have_itemsizes;
   guint itemsizes[N_ITEMSIZES];
+  GArray *steals;           /* StealRecord, never changed once read; NULL: not yet */
   GQueue decoded;           /* Decoded*, most recently used first */
   gsize decoded_bytes, max_bytes;
   CowscopeGraphState *spare; /* an evicted state's memory, to decode into */
@@ -99,6 +112,7 @@ cache_clear (Cache *cache)
   g_clear_pointer (&cache->cursor, cursor_free);
   g_clear_pointer (&cache->anchor, cursor_free);
   g_clear_pointer (&cache->spare, cowscope_graph_state_free);
+  g_clear_pointer (&cache->steals, g_array_unref);
   g_mutex_unlock (&cache->lock);
 }
 
@@ -182,6 +196,7 @@ typedef struct {
   sqlite3 *db;
   const char *path;
   guint itemsizes[N_ITEMSIZES];
+  GArray *steals;           /* StealRecord (a reference; the cache's when it has them) */
 } Builder;
 
 /* Steps to the end; FALSE with @error on a failure. */
@@ -232,6 +247,48 @@ read_blob (Builder *b, const char *sql, gint64 key, gint64 *extra, gboolean *fou
   return g_bytes_new (data, (gsize) sqlite3_column_bytes (q, 0));
 }
 
+static int
+steal_record_cmp (const StealRecord *a, const StealRecord *b)
+{
+  if (a->pid != b->pid)
+    return a->pid < b->pid ? -1 : 1;
+  if (a->id != b->id)
+    return a->id < b->id ? -1 : 1;
+  return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Every copy and steal of the storages that stole at least once, sorted:
+ * what mark_steals() needs, in one indexed pass over materializations. */
+static GArray *
+load_steals (Builder *b, GError **error)
+{
+  g_autoptr (GArray) steals = g_array_new (FALSE, FALSE, sizeof (StealRecord));
+  g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
+    b->db, b->path,
+    "SELECT pid, storage_id, seq, (kind & :materialize_kind_mask) = :materialize_steal"
+    " FROM materializations"
+    " WHERE (kind & :materialize_kind_mask) IN (:materialize_copy, :materialize_steal)"
+    " AND storage_id IN (SELECT storage_id FROM materializations"
+    "                    WHERE (kind & :materialize_kind_mask) = :materialize_steal)"
+    " ORDER BY pid, storage_id, seq",
+    error);
+  int rc;
+
+  if (q == NULL)
+    return NULL;
+  while ((rc = sqlite3_step (q)) == SQLITE_ROW)
+    {
+      StealRecord r = { .pid = (guint32) INT (q, 0), .id = (guint64) INT (q, 1),
+                        .seq = INT (q, 2), .steal = INT (q, 3) != 0 };
+      g_array_append_val (steals, r);
+    }
+  if (!check_done (b, rc, "steals", error))
+    return NULL;
+  /* SQLite orders ids as signed integers; the search compares them unsigned. */
+  g_array_sort (steals, (GCompareFunc) steal_record_cmp);
+  return g_steal_pointer (&steals);
+}
+
 /* The item size of each dtype (0: unknown). */
 static gboolean
 load_itemsizes (Builder *b, GError **error)
@@ -250,6 +307,43 @@ load_itemsizes (Builder *b, GError **error)
   return check_done (b, rc, "dtypes", error);
 }
 
+/* Checkpoint states do not say how a storage left its context: marks the
+ * materialized storages of @st (at event @cp_seq) whose last
+ * materialization stole the shared bytes, from the document's steals
+ * (load_steals()). */
+static void
+mark_steals (Builder *b, CowscopeGraphState *st, gint64 cp_seq)
+{
+  const StealRecord *r = (const StealRecord *) (gconstpointer) b->steals->data;
+  guint n_records = b->steals->len;
+  guint n = cowscope_graph_state_get_n_slots (st);
+
+  if (n_records == 0)
+    return;
+  for (guint i = 0; i < n; i++)
+    {
+      const CowscopeLiveObject *o = cowscope_graph_state_get_slot (st, i);
+      StealRecord key;
+      guint lo = 0, hi = n_records;
+
+      if (o == NULL || o->kind != COWSCOPE_OBJECT_STORAGE || o->left_context_id == 0)
+        continue;
+      /* The first record after (pid, id, cp_seq); the one before it is
+       * the storage's last materialization by then, if it is its own. */
+      key = (StealRecord) { .pid = o->pid, .id = o->id, .seq = cp_seq };
+      while (lo < hi)
+        {
+          guint mid = lo + (hi - lo) / 2;
+          if (steal_record_cmp (&r[mid], &key) <= 0)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      if (lo > 0 && r[lo - 1].pid == o->pid && r[lo - 1].id == o->id && r[lo - 1].steal)
+        cowscope_graph_state_lookup (st, o->kind, o->pid, o->id)->stolen = TRUE;
+    }
+}
+
 /* Decodes checkpoint @cp_id's whole state from checkpoint_states into a
  * new state with room for @extra more objects. */
 static CowscopeGraphState *
@@ -257,16 +351,19 @@ load_packed_state (Builder *b, gint64 cp_id, gsize extra, CowscopeGraphState *in
                    GError **error)
 {
   g_autoptr (CowscopeGraphState) st = into;
-  gint64 cp_ts = 0;
+  gint64 cp_ts = 0, cp_seq = -1;
   gboolean found;
   {
     g_autoptr (sqlite3_stmt) q = cowscope_format_statement (
-      b->db, b->path, "SELECT ts FROM checkpoints WHERE id = ?1", error);
+      b->db, b->path, "SELECT ts, seq FROM checkpoints WHERE id = ?1", error);
     if (q == NULL)
       return NULL;
     sqlite3_bind_int64 (q, 1, cp_id);
     if (sqlite3_step (q) == SQLITE_ROW)
-      cp_ts = INT (q, 0);
+      {
+        cp_ts = INT (q, 0);
+        cp_seq = INT (q, 1);
+      }
   }
   gint64 n_objects = 0;
   g_autoptr (GBytes) blob = read_blob (
@@ -312,6 +409,7 @@ load_packed_state (Builder *b, gint64 cp_id, gsize extra, CowscopeGraphState *in
       set_damaged (b, error, "a checkpoint state cannot be read");
       return NULL;
     }
+  mark_steals (b, st, cp_seq);
   return g_steal_pointer (&st);
 }
 
@@ -598,7 +696,21 @@ build (CowscopeSessionDocument *document, gint64 seq, gint64 cp_id, gboolean use
       g_mutex_lock (&cache->lock);
       if ((have_itemsizes = cache->have_itemsizes))
         memcpy (b.itemsizes, cache->itemsizes, sizeof b.itemsizes);
+      if (cache->steals != NULL)
+        b.steals = g_array_ref (cache->steals);
       g_mutex_unlock (&cache->lock);
+    }
+  if (b.steals == NULL)
+    {
+      if ((b.steals = load_steals (&b, error)) == NULL)
+        goto out;
+      if (cache != NULL)
+        {
+          g_mutex_lock (&cache->lock);
+          if (cache->steals == NULL)
+            cache->steals = g_array_ref (b.steals);
+          g_mutex_unlock (&cache->lock);
+        }
     }
   if (!have_itemsizes)
     {
@@ -639,6 +751,7 @@ build (CowscopeSessionDocument *document, gint64 seq, gint64 cp_id, gboolean use
   graph = build_packed (&b, cache, seq, cp_id, cp_seq, freed_soon_ns, cancellable, error);
 
 out:
+  g_clear_pointer (&b.steals, g_array_unref);
   cowscope_session_document_release_db (document, b.db);
   return graph;
 }

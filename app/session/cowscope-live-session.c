@@ -34,6 +34,9 @@
 #define POLL_BUDGET_US (150 * 1000)
 #define POLL_MS 100
 #define COUNTER_BINS 4096
+/* How long the last read before finalizing may take: the recorder waits
+ * for it, so a reader far behind shows what it caught up with. */
+#define FINAL_READ_BUDGET_US (500 * 1000)
 
 /* ---- the running state (reader thread) --------------------------------- */
 
@@ -74,9 +77,10 @@ typedef struct {
   GWeakRef owner;          /* the CowscopeLiveSession */
   guint interval_ms;
 
-  GMutex lock;             /* protects stop, pending, pending_graph, totals */
+  GMutex lock;             /* protects stop, final, pending, pending_graph, totals */
   GCond cond;
   gboolean stop;
+  gboolean final;          /* stopped by finish: its last snapshot is still delivered */
   CowscopeSessionDocument *pending;
   CowscopeSharingGraph *pending_graph;
   CowscopeLiveTotals totals;
@@ -609,7 +613,7 @@ deliver (gpointer data)
   CowscopeSessionDocument *document = g_steal_pointer (&r->pending);
   CowscopeSharingGraph *graph = g_steal_pointer (&r->pending_graph);
   CowscopeLiveTotals totals = r->totals;
-  gboolean stop = r->stop;
+  gboolean stop = r->stop && !r->final;
   g_mutex_unlock (&r->lock);
 
   if (self != NULL && document != NULL && !stop)
@@ -707,6 +711,23 @@ reader_thread (gpointer data)
   return NULL;
 }
 
+/* After the reader thread (joined, or never started): reads what is
+ * left, within FINAL_READ_BUDGET_US, publishes what changed and closes
+ * the connection. */
+static void
+final_read (Reader *r)
+{
+  if (r->db == NULL && !reader_open (r))
+    return;
+  gint64 deadline = g_get_monotonic_time () + FINAL_READ_BUDGET_US;
+  if (!r->finalized)
+    while (read_batch (r) == BATCH_ROWS && g_get_monotonic_time () < deadline)
+      ;
+  if (r->changed)
+    publish (r);
+  g_clear_pointer (&r->db, sqlite3_close);
+}
+
 /* ---- the object ----------------------------------------------------------------- */
 
 static void
@@ -796,6 +817,28 @@ cowscope_live_session_stop (CowscopeLiveSession *self)
   g_mutex_unlock (&self->thread_lock);
   if (thread != NULL)
     g_thread_join (thread);
+}
+
+/* Reads to the end, delivers a last snapshot and stops; see the header. */
+void
+cowscope_live_session_finish (CowscopeLiveSession *self)
+{
+  g_return_if_fail (COWSCOPE_IS_LIVE_SESSION (self));
+  g_mutex_lock (&self->reader->lock);
+  gboolean already = self->reader->stop;
+  self->reader->stop = TRUE;
+  self->reader->final = !already;
+  g_cond_broadcast (&self->reader->cond);
+  g_mutex_unlock (&self->reader->lock);
+
+  /* No thread starts after this: start() sees stop under thread_lock. */
+  g_mutex_lock (&self->thread_lock);
+  GThread *thread = g_steal_pointer (&self->thread);
+  g_mutex_unlock (&self->thread_lock);
+  if (thread != NULL)
+    g_thread_join (thread);
+  if (!already)
+    final_read (self->reader);
 }
 
 /* The newest snapshot document, or NULL. */

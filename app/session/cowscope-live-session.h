@@ -52,6 +52,14 @@ void cowscope_live_session_start (CowscopeLiveSession *self, guint interval_ms);
  * has.  Any thread; idempotent.  No snapshot is delivered afterwards. */
 void cowscope_live_session_stop (CowscopeLiveSession *self);
 
+/* As cowscope_live_session_stop(), after reading what the recorder has
+ * written that the reader has not (within half a second) and delivering
+ * one last snapshot of it, even if the reader was never started: so
+ * that a program too short for a first snapshot is still shown.  For
+ * the recorder's thread, just before it finalizes; nothing when already
+ * stopped. */
+void cowscope_live_session_finish (CowscopeLiveSession *self);
+
 /* The newest snapshot delivered (NULL before the first). */
 CowscopeSessionDocument *cowscope_live_session_get_document (CowscopeLiveSession *self);
 CowscopeSharingGraph *cowscope_live_session_get_graph (CowscopeLiveSession *self);

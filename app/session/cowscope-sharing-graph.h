@@ -51,6 +51,7 @@ typedef enum {
   COWSCOPE_NODE_STATE_SHARED,       /* shares bytes through a CoW context */
   COWSCOPE_NODE_STATE_MATERIALIZED, /* was a lazy copy, now owns its bytes */
   COWSCOPE_NODE_STATE_LIMBO,        /* IPC block its producer dropped; consumers keep it */
+  COWSCOPE_NODE_STATE_STOLEN,       /* was a lazy copy, took the shared bytes without a copy */
 } CowscopeNodeState;
 
 typedef enum {

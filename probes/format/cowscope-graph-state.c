@@ -399,6 +399,7 @@ cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type, gint64 aux, g
           n->context_id = 0;
           n->left_context_id = (guint64) v[1];
           n->allocation_id = (guint64) v[2];
+          n->stolen = (aux & COW_MATERIALIZE_KIND_MASK) == COW_MATERIALIZE_STEAL;
         }
       return NULL;
     default:

@@ -33,6 +33,9 @@ typedef struct {
   guint32 pid;
   guint8 kind;           /* CowscopeObjectKind */
   guint8 alloc_kind;     /* allocations: CowAllocationKind */
+  guint8 stolen;         /* storage: it left left_context_id by stealing its bytes, not
+                          * by a copy (not in checkpoint_states: the model's graph
+                          * builder reads it back from materializations) */
   guint64 id;
   guint64 nbytes;        /* allocations, storages */
   gint64 free_ts;        /* when it will be freed; -1: never (or unknown) */
@@ -100,7 +103,8 @@ void cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeLiveObject
  *   context new / ref (v1: the storage)        the storage shares the context;
  *   context unref                              the storage stops sharing it;
  *   materialize end by copy or steal           the storage owns allocation
- *                                              v2 and left context v1;
+ *                                              v2 and left context v1
+ *                                              (stolen: by a steal);
  *   tensor name                                the tensor's name is string v1.
  * Returns the object the event created, or NULL. */
 CowscopeLiveObject *cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type,

@@ -8,6 +8,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <utime.h>
 
 #include "gui-test-support.h"
 #include "cowscope-application.h"
@@ -255,6 +256,410 @@ test_record_demo (void)
   g_signal_handlers_disconnect_by_data (rec.page, &rec);
   g_object_unref (rec.page);
   gtk_window_destroy (GTK_WINDOW (rec.window));
+  gui_test_spin (50);
+}
+
+/* What a person sees from the end of a short recording to its session. */
+typedef struct {
+  CowscopeWindow *window;
+  GString *pages;        /* the window's pages, in the order shown */
+  GString *phases;       /* the page's phases, each with the window's page then */
+  char *finalizing_title, *opening_title;
+  double finalizing_progress, opening_progress;
+  guint live_updates_when_opening;
+  int min_width_when_opening;  /* the window's, with the recording page */
+} Watch;
+
+static void
+stack_page_cb (GtkStack   *stack,
+               GParamSpec *pspec,
+               Watch      *w)
+{
+  g_string_append_printf (w->pages, "%s%s", w->pages->len > 0 ? "," : "",
+                          gtk_stack_get_visible_child_name (stack));
+}
+
+static void
+phase_cb (CowscopeRecordingPage *page,
+          GParamSpec            *pspec,
+          Watch                 *w)
+{
+  CowscopeRecordingPhase phase = cowscope_recording_page_get_phase (page);
+  GEnumClass *klass = g_type_class_ref (COWSCOPE_TYPE_RECORDING_PHASE);
+
+  g_string_append_printf (w->phases, "%s%s@%s", w->phases->len > 0 ? "," : "",
+                          g_enum_get_value (klass, (int) phase)->value_nick,
+                          cowscope_window_get_visible_page (w->window));
+  g_type_class_unref (klass);
+  if (phase == COWSCOPE_RECORDING_PHASE_FINALIZING)
+    {
+      w->finalizing_title = g_strdup (cowscope_recording_page_get_title (page));
+      w->finalizing_progress = cowscope_recording_page_get_progress (page);
+    }
+  else if (phase == COWSCOPE_RECORDING_PHASE_OPENING)
+    {
+      w->opening_title = g_strdup (cowscope_recording_page_get_title (page));
+      w->opening_progress = cowscope_recording_page_get_progress (page);
+      w->live_updates_when_opening = cowscope_recording_page_get_live_updates (page);
+      gtk_widget_measure (GTK_WIDGET (w->window), GTK_ORIENTATION_HORIZONTAL, -1,
+                          &w->min_width_when_opening, NULL, NULL, NULL);
+    }
+}
+
+/* The window's own page stack (the one with a "start" page). */
+static GtkStack *
+window_stack (GtkWidget *widget)
+{
+  if (GTK_IS_STACK (widget) && gtk_stack_get_child_by_name (GTK_STACK (widget), "start") != NULL)
+    return GTK_STACK (widget);
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkStack *found = window_stack (child);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+no_recording_page (gpointer data)
+{
+  return find_widget (GTK_WIDGET (data), COWSCOPE_TYPE_RECORDING_PAGE) == NULL;
+}
+
+static gboolean
+page_finished (gpointer data)
+{
+  return !cowscope_recording_page_is_running (data);
+}
+
+/* After a recording the recording page stays, saying it finalizes (with
+ * a bar) and then opens the session (with a bar), until the session is
+ * shown in its place: the window never goes back to the start page or
+ * to a loading page in between, and a program too short for a live
+ * snapshot is still shown live before it ends. */
+static void
+test_recording_page_stays (void)
+{
+  const char *demo = g_getenv ("COWSCOPE_DEMO");
+  const char *argv[] = { demo, "--quiet", "--steps", "1", "training", NULL };
+  Watch w = { .pages = g_string_new (NULL), .phases = g_string_new (NULL),
+              .finalizing_progress = -1, .opening_progress = -1 };
+  CowscopeRecordingPage *page;
+  GtkStack *stack;
+
+  w.window = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (w.window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (w.window));
+  stack = window_stack (GTK_WIDGET (w.window));
+  g_assert_nonnull (stack);
+  g_signal_connect (stack, "notify::visible-child-name", G_CALLBACK (stack_page_cb), &w);
+
+  page = cowscope_recording_page_record (GTK_WINDOW (w.window), argv, NULL, NULL, FALSE, TRUE, FALSE);
+  g_object_ref (page);
+  g_signal_connect (page, "notify::phase", G_CALLBACK (phase_cb), &w);
+  g_assert_cmpint (cowscope_recording_page_get_phase (page), ==, COWSCOPE_RECORDING_PHASE_RECORDING);
+  g_assert_cmpfloat (cowscope_recording_page_get_progress (page), <, 0);
+
+  g_assert_true (gui_test_wait_until (page_finished, page, 60));
+  g_test_message ("pages: %s; phases: %s", w.pages->str, w.phases->str);
+  g_assert_cmpstr (w.pages->str, ==, "recording,session");
+  g_assert_cmpstr (w.phases->str, ==, "finalizing@recording,opening@recording,done@session");
+  g_assert_cmpstr (w.finalizing_title, ==, "Finalizing the Session…");
+  g_assert_cmpfloat (w.finalizing_progress, >=, 0);
+  /* Shown live before it is replaced, however short the program. */
+  g_assert_cmpuint (w.live_updates_when_opening, >=, 1);
+  /* The page fits a window as narrow as the session does (600 px). */
+  g_test_message ("minimum window width with the recording page: %d px", w.min_width_when_opening);
+  g_assert_cmpint (w.min_width_when_opening, <=, 600);
+  g_assert_cmpstr (w.opening_title, ==, "Opening the Session…");
+  g_assert_cmpfloat (w.opening_progress, >=, 0);
+  g_assert_nonnull (cowscope_window_get_file (w.window));
+  /* The page fades into the session, then goes. */
+  g_assert_true (gui_test_wait_until (no_recording_page, w.window, 10));
+
+  g_signal_handlers_disconnect_by_data (stack, &w);
+  g_signal_handlers_disconnect_by_data (page, &w);
+  g_object_unref (page);
+  g_string_free (w.pages, TRUE);
+  g_string_free (w.phases, TRUE);
+  g_free (w.finalizing_title);
+  g_free (w.opening_title);
+  gtk_window_destroy (GTK_WINDOW (w.window));
+  gui_test_spin (50);
+}
+
+/* A character the target writes in two pieces (a pipe read may end
+ * inside it) is shown whole in the output panel, not as two
+ * replacement characters. */
+static void
+test_output_split_character (void)
+{
+  const char *argv[] = { "/bin/sh", "-c", "printf '\\342\\200'; sleep 0.3; printf '\\226 done\\n'", NULL };
+  CowscopeWindow *window = cowscope_window_new (app);
+  CowscopeRecordingPage *page;
+  g_autofree char *output = NULL;
+
+  gtk_window_present (GTK_WINDOW (window));
+  page = cowscope_recording_page_record (GTK_WINDOW (window), argv, NULL, NULL, FALSE, FALSE, FALSE);
+  g_object_ref (page);
+  g_assert_true (gui_test_wait_until (page_finished, page, 60));
+  output = cowscope_recording_page_get_output (page);
+  g_assert_cmpstr (output, ==, "\xe2\x80\x96 done\n");
+
+  g_object_unref (page);
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
+/* How many windows show a recording page. */
+static guint
+count_recording_windows (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+  guint n = 0;
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+
+      if (COWSCOPE_IS_WINDOW (window)
+          && find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE) != NULL)
+        n++;
+    }
+  return n;
+}
+
+static gboolean
+shows_session_not_recording (gpointer data)
+{
+  return g_strcmp0 (cowscope_window_get_visible_page (data), "session") == 0
+         && !cowscope_window_is_loading (data)
+         && find_widget (GTK_WIDGET (data), COWSCOPE_TYPE_RECORDING_PAGE) == NULL;
+}
+
+/* A new window, presented (so it is the one actions open things in). */
+static CowscopeWindow *
+new_window (void)
+{
+  CowscopeWindow *window = cowscope_window_new (app);
+
+  gtk_window_present (GTK_WINDOW (window));
+  gui_test_spin (50);
+  return window;
+}
+
+/* "Open the Demo Session" records the demo once and then opens that
+ * session again while it is current; app.record-demo, or a demo program
+ * newer than the session, records it again; a second click while it
+ * records shows the recording instead of starting another. */
+static void
+test_demo_session_reused (void)
+{
+  GSettings *settings = cowscope_application_get_settings (app);
+  g_autofree char *path = NULL;
+  g_autoptr(GFile) file = NULL;
+  CowscopeWindow *window;
+  GStatBuf before, after;
+
+  g_settings_set_boolean (settings, "launch-cuda-tracing", FALSE);
+  g_settings_reset (settings, "demo-session");
+
+  /* The first time: recorded, then shown. */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  path = g_settings_get_string (settings, "demo-session");
+  file = g_file_new_for_path (path);
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (path, &before), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Again: the same session opens, nothing records. */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_cmpuint (count_recording_windows (), ==, 0);
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (path, &after), ==, 0);
+  g_assert_cmpint (after.st_mtime, ==, before.st_mtime);
+  g_assert_cmpint (after.st_size, ==, before.st_size);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Asked for explicitly: recorded again, into a new file (the one
+   * shown before is never replaced under a window that may show it). */
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.record-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  {
+    g_autofree char *again = g_settings_get_string (settings, "demo-session");
+
+    g_assert_cmpstr (again, !=, path);
+    g_clear_object (&file);
+    file = g_file_new_for_path (again);
+    g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+    g_assert_cmpint (g_stat (path, &after), ==, 0);
+    g_assert_cmpint (after.st_mtime, ==, before.st_mtime);
+    g_free (path);
+    path = g_steal_pointer (&again);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Older than the demo program: not current, recorded again; a second
+   * click meanwhile shows that recording. */
+  {
+    struct utimbuf old = { 1000000, 1000000 };
+    g_assert_cmpint (g_utime (path, &old), ==, 0);
+  }
+  window = new_window ();
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "app.open-demo", NULL));
+  g_assert_nonnull (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+  {
+    CowscopeWindow *other = new_window ();
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (other), "app.open-demo", NULL));
+    g_assert_cmpuint (count_recording_windows (), ==, 1);
+    g_assert_cmpstr (cowscope_window_get_visible_page (other), ==, "start");
+    gtk_window_destroy (GTK_WINDOW (other));
+  }
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 120));
+  {
+    g_autofree char *fresh = g_settings_get_string (settings, "demo-session");
+
+    g_assert_cmpstr (fresh, !=, path);
+    g_assert_cmpint (g_stat (fresh, &after), ==, 0);
+    g_assert_cmpint (after.st_mtime, >, 1000000);
+  }
+  gtk_window_destroy (GTK_WINDOW (window));
+  gui_test_spin (50);
+}
+
+/* The file chooser's question before it replaces a file, or NULL. */
+static GtkWidget *
+replace_question (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GObject) window = g_list_model_get_item (toplevels, i);
+      g_autofree char *text = NULL;
+
+      if (!GTK_IS_MESSAGE_DIALOG (window))
+        continue;
+      g_object_get (window, "text", &text, NULL);
+      if (text != NULL && strstr (text, "already exists") != NULL)
+        return GTK_WIDGET (window);
+    }
+  return NULL;
+}
+
+static gboolean
+has_replace_question (gpointer data)
+{
+  return replace_question () != NULL;
+}
+
+static gboolean
+no_file_chooser (gpointer data)
+{
+  return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) == NULL;
+}
+
+static gboolean
+has_file_chooser (gpointer data)
+{
+  return find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG) != NULL;
+}
+
+/* Fills the launch dialog of a new window for a one-step demo run into
+ * the session file @output (NULL: the field left empty); returns it. */
+static CowscopeRecordDialog *
+demo_dialog (CowscopeWindow *window,
+             const char     *output)
+{
+  CowscopeRecordDialog *dialog = open_record_dialog (window);
+
+  cowscope_record_dialog_set_program (dialog, g_getenv ("COWSCOPE_DEMO"));
+  cowscope_record_dialog_set_arguments (dialog, "--quiet --steps 1 training");
+  if (output != NULL)
+    cowscope_record_dialog_set_output (dialog, output);
+  return dialog;
+}
+
+/* The launch dialog's session file: a new file is recorded there and
+ * opened; an existing one is refused inline unless the file chooser
+ * chose it (it asks before replacing); a missing folder is refused. */
+static void
+test_record_dialog_output (void)
+{
+  g_autofree char *output = g_build_filename (tmp_dir, "chosen.cowscope", NULL);
+  g_autofree char *missing = g_build_filename (tmp_dir, "no-such-folder", "x.cowscope", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (output);
+  CowscopeRecordDialog *dialog;
+  CowscopeWindow *window;
+  GtkWidget *chooser;
+  GStatBuf first, again;
+
+  g_settings_set_boolean (cowscope_application_get_settings (app), "launch-cuda-tracing", FALSE);
+
+  /* A new file: recorded there, and shown. */
+  window = new_window ();
+  dialog = demo_dialog (window, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (output, &first), ==, 0);
+  gtk_window_destroy (GTK_WINDOW (window));
+
+  /* Typed again: it exists, so nothing records and the file stays. */
+  window = new_window ();
+  dialog = demo_dialog (window, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_nonnull (cowscope_record_dialog_get_error (dialog));
+  g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "already exists"));
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  /* A folder that does not exist is refused too. */
+  cowscope_record_dialog_set_output (dialog, missing);
+  g_assert_null (cowscope_record_dialog_get_error (dialog));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_nonnull (strstr (cowscope_record_dialog_get_error (dialog), "does not exist"));
+  g_assert_null (find_widget (GTK_WIDGET (window), COWSCOPE_TYPE_RECORDING_PAGE));
+
+  /* Chosen in the file chooser (which asks before replacing): replaced.
+   * The chooser opens on the file typed, in its folder. */
+  cowscope_record_dialog_set_output (dialog, output);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.choose-output", NULL));
+  g_assert_true (gui_test_wait_until (has_file_chooser, NULL, 10));
+  chooser = find_toplevel (GTK_TYPE_FILE_CHOOSER_DIALOG);
+  g_assert_cmpint (gtk_file_chooser_get_action (GTK_FILE_CHOOSER (chooser)), ==,
+                   GTK_FILE_CHOOSER_ACTION_SAVE);
+  gui_test_spin (1000);
+  {
+    g_autoptr(GFile) chosen = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+
+    g_assert_nonnull (chosen);
+    g_assert_true (g_file_equal (chosen, file));
+  }
+  gtk_dialog_response (GTK_DIALOG (chooser), GTK_RESPONSE_ACCEPT);
+  /* GTK asks before replacing the file: "Replace". */
+  g_assert_true (gui_test_wait_until (has_replace_question, NULL, 10));
+  gtk_dialog_response (GTK_DIALOG (replace_question ()), GTK_RESPONSE_ACCEPT);
+  g_assert_true (gui_test_wait_until (no_file_chooser, NULL, 10));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (dialog), "record-dialog.record", NULL));
+  g_assert_true (gui_test_wait_until (no_record_dialog, NULL, 5));
+  g_assert_true (gui_test_wait_until (shows_session_not_recording, window, 60));
+  g_assert_true (g_file_equal (cowscope_window_get_file (window), file));
+  g_assert_cmpint (g_stat (output, &again), ==, 0);
+  g_assert_true (again.st_ino != first.st_ino || again.st_mtime != first.st_mtime
+                 || again.st_size != first.st_size);
+  gtk_window_destroy (GTK_WINDOW (window));
   gui_test_spin (50);
 }
 
@@ -642,11 +1047,17 @@ main (int   argc,
   g_autoptr(GError) error = NULL;
   int status;
 
-  gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
-  adw_init ();
-
+  /* gtk_test_init() does not isolate the user's folders: recordings go
+   * to the data folder, so point it here before GLib reads it. */
   tmp_dir = g_dir_make_tmp ("cowscope-record-XXXXXX", &error);
   g_assert_no_error (error);
+  {
+    g_autofree char *data_home = g_build_filename (tmp_dir, "data", NULL);
+    g_setenv ("XDG_DATA_HOME", data_home, TRUE);
+  }
+
+  gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+  adw_init ();
 
   app = cowscope_application_new ();
   g_application_set_flags (G_APPLICATION (app), G_APPLICATION_HANDLES_OPEN | G_APPLICATION_NON_UNIQUE);
@@ -655,6 +1066,10 @@ main (int   argc,
 
   g_test_add_func ("/cowscope/record/missing-program", test_missing_program);
   g_test_add_func ("/cowscope/record/demo", test_record_demo);
+  g_test_add_func ("/cowscope/record/page-stays-until-shown", test_recording_page_stays);
+  g_test_add_func ("/cowscope/record/output-split-character", test_output_split_character);
+  g_test_add_func ("/cowscope/record/demo-session-reused", test_demo_session_reused);
+  g_test_add_func ("/cowscope/record/dialog-output-file", test_record_dialog_output);
   g_test_add_func ("/cowscope/export/formats", test_export_formats);
   g_test_add_func ("/cowscope/record/stop", test_stop_recording);
   g_test_add_func ("/cowscope/command-line/record", test_command_line_record);

@@ -187,10 +187,77 @@ test_follow (void)
   g_rmdir (dir);
 }
 
+/* A program shorter than the first snapshot: finish() reads what was
+ * written and delivers one last snapshot, started or not, then holds no
+ * connection and delivers nothing more. */
+static void
+test_finish (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("cowscope-live-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "short.cowscope", NULL);
+  sqlite3 *db = NULL;
+  guint updates = 0;
+  guint64 events;
+
+  g_assert_cmpint (sqlite3_open (path, &db), ==, SQLITE_OK);
+  exec_ok (db, "PRAGMA journal_mode = WAL");
+  g_assert_true (cowscope_format_create_schema (db));
+  exec_ok (db, "INSERT INTO meta (key, value) VALUES ('format', 'cowscope-session'),"
+               " ('finalized', 0)");
+  add_event (db, 1000, 1, COW_EVENT_ALLOCATION_NEW, 0, 1, 4096, 0, 0, 0);
+  add_event (db, 1010, 1, COW_EVENT_STORAGE_NEW, 0, 2, 1, 4096, 0, 0);
+  add_event (db, 1020, 1, COW_EVENT_TENSOR_NEW, 0, 3, 2, 0, 1024, 0);
+
+  /* Never started (the recorder had not reported yet). */
+  g_autoptr (CowscopeLiveSession) live = cowscope_live_session_new (path);
+  g_signal_connect (live, "updated", G_CALLBACK (updated_cb), &updates);
+  cowscope_live_session_finish (live);
+  g_assert_true (wait_for_update (&updates, 0));
+  g_assert_cmpuint (count_lanes (live, COWSCOPE_LANE_THREAD, &events), ==, 1);
+  g_assert_cmpuint (events, ==, 3);
+  g_assert_cmpuint (cowscope_sharing_graph_get_n_nodes (cowscope_live_session_get_graph (live)), ==, 3);
+
+  /* Started with a long interval: the events after its first snapshot
+   * are in the last one all the same. */
+  g_autoptr (CowscopeLiveSession) started = cowscope_live_session_new (path);
+  guint started_updates = 0;
+  g_signal_connect (started, "updated", G_CALLBACK (updated_cb), &started_updates);
+  cowscope_live_session_start (started, 60 * 1000);
+  g_assert_true (wait_for_update (&started_updates, 0));
+  add_event (db, 1030, 1, COW_EVENT_TENSOR_NEW, 0, 4, 2, 0, 1024, 0);
+  add_event (db, 1040, 1, COW_EVENT_TENSOR_NEW, 0, 5, 2, 0, 1024, 0);
+  cowscope_live_session_finish (started);
+  while (cowscope_session_document_get_n_events (cowscope_live_session_get_document (started)) < 5)
+    g_assert_true (wait_for_update (&started_updates, started_updates));
+  g_assert_cmpuint (cowscope_sharing_graph_get_n_nodes (cowscope_live_session_get_graph (started)), ==, 5);
+
+  /* No connection left: the writer can leave WAL mode. */
+  {
+    sqlite3_stmt *q = NULL;
+    g_assert_cmpint (sqlite3_prepare_v2 (db, "PRAGMA journal_mode = DELETE", -1, &q, NULL), ==,
+                     SQLITE_OK);
+    g_assert_cmpint (sqlite3_step (q), ==, SQLITE_ROW);
+    g_assert_cmpstr ((const char *) sqlite3_column_text (q, 0), ==, "delete");
+    sqlite3_finalize (q);
+  }
+  /* Finishing twice, or stopping after, changes nothing. */
+  cowscope_live_session_finish (live);
+  cowscope_live_session_stop (started);
+  guint before = cowscope_live_session_get_n_updates (live);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (cowscope_live_session_get_n_updates (live), ==, before);
+
+  sqlite3_close (db);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/session/live/follow", test_follow);
+  g_test_add_func ("/session/live/finish", test_finish);
   return g_test_run ();
 }

@@ -387,6 +387,7 @@ test_timeline_aggregation (void)
 
 typedef struct {
   gint64 alloc, ctx, left, src, storage, base, kind;
+  gboolean stolen; /* left its context by a steal, not a copy */
 } Obj;
 
 /* An independent replay of events 1..@seq: the expected node and edge
@@ -435,7 +436,13 @@ brute_force (gint64 seq, GPtrArray *nodes_out, GPtrArray *edges_out)
         case 11: DEL (1, v[0]); break;
         case 15:
           if ((aux & 0xff) == 1 || (aux & 0xff) == 2)
-            if ((o = GET (2, v[0])) != NULL) { o->ctx = 0; o->left = v[1]; o->alloc = v[2]; }
+            if ((o = GET (2, v[0])) != NULL)
+              {
+                o->ctx = 0;
+                o->left = v[1];
+                o->alloc = v[2];
+                o->stolen = (aux & 0xff) == 2;
+              }
           break;
         default: break;
         }
@@ -444,7 +451,7 @@ brute_force (gint64 seq, GPtrArray *nodes_out, GPtrArray *edges_out)
   sqlite3_close (db);
 
   static const char *const kn[] = { "allocation", "context", "storage", "tensor" };
-  static const char *const states[] = { "owned", "shared", "materialized" };
+  static const char *const states[] = { "owned", "shared", "materialized", "limbo", "stolen" };
   /* storage states, then allocation states */
   GHashTable *alloc_state = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   GHashTableIter it;
@@ -468,7 +475,7 @@ brute_force (gint64 seq, GPtrArray *nodes_out, GPtrArray *edges_out)
     {
       Obj *s = value;
       gint64 pid = g_ascii_strtoll (key, NULL, 10);
-      int state = s->ctx ? 1 : s->left ? 2 : 0;
+      int state = s->ctx ? 1 : s->left ? (s->stolen ? 4 : 2) : 0;
       s->kind = state;
       g_ptr_array_add (nodes_out, g_strdup_printf ("storage:%s %s", (char *) key, states[state]));
       g_autofree char *ck = KEY (s->ctx);
@@ -491,8 +498,8 @@ brute_force (gint64 seq, GPtrArray *nodes_out, GPtrArray *edges_out)
             {
               g_ptr_array_add (edges_out, g_strdup_printf ("owns storage:%s -> allocation:%s",
                                                            (char *) key, ak));
-              if (state == 2 && !g_hash_table_contains (alloc_state, ak))
-                g_hash_table_insert (alloc_state, g_strdup (ak), GINT_TO_POINTER (2));
+              if ((state == 2 || state == 4) && !g_hash_table_contains (alloc_state, ak))
+                g_hash_table_insert (alloc_state, g_strdup (ak), GINT_TO_POINTER (state));
             }
           if (s->left && g_hash_table_contains (objs[1], lk))
             g_ptr_array_add (edges_out, g_strdup_printf ("materialized-from storage:%s -> context:%s",
@@ -546,7 +553,7 @@ static void
 describe (CowscopeSharingGraph *graph, GPtrArray *nodes_out, GPtrArray *edges_out)
 {
   static const char *const kn[] = { "allocation", "context", "storage", "tensor" };
-  static const char *const states[] = { "owned", "shared", "materialized" };
+  static const char *const states[] = { "owned", "shared", "materialized", "limbo", "stolen" };
   static const char *const en[] = { "view-of", "lazy-copy-of", "materialized-from", "owns" };
   for (guint i = 0; i < cowscope_sharing_graph_get_n_nodes (graph); i++)
     {
