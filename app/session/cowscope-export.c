@@ -124,9 +124,13 @@ typedef struct {
   sqlite3_stmt *stack_frames;
 } Trace;
 
+/* Also the destroy function of Trace.stacks, whose value for a stack
+ * without frames is NULL. */
 static void
 stack_args_free (StackArgs *args)
 {
+  if (args == NULL)
+    return;
   g_free (args->call_site);
   g_ptr_array_unref (args->frames);
   g_free (args);
@@ -1356,6 +1360,27 @@ vacuum_progress (void *data)
   return !sink->func (-1, sink->user_data);
 }
 
+/* VACUUM INTO copies an index's entries as they are, and quick_check,
+ * which the session passed, does not compare them with their table: an
+ * index that disagrees with its table would be copied into a file that
+ * fails integrity_check.  Every index of the copy at @tmp is rebuilt from
+ * its table instead.  FALSE with @error naming @path. */
+static gboolean
+rebuild_indexes (const char *tmp, const char *path, GError **error)
+{
+  sqlite3 *copy = NULL;
+  int rc = sqlite3_open_v2 (tmp, &copy, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (copy, "REINDEX", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_SQLITE_WRITE, path,
+                 (rc & 0xff) == SQLITE_FULL ? g_strerror (ENOSPC)
+                                            : copy != NULL ? sqlite3_errmsg (copy)
+                                                           : sqlite3_errstr (rc));
+  sqlite3_close (copy);
+  return rc == SQLITE_OK;
+}
+
 gboolean
 cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
                         gboolean force, const CowscopeExportProgress *progress,
@@ -1428,6 +1453,11 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
       return FALSE;
     }
   sqlite3_finalize (stmt);
+  if (!rebuild_indexes (tmp, path, error))
+    {
+      unlink (tmp);
+      return FALSE;
+    }
   if (rename (tmp, path) != 0)
     {
       int saved_errno = errno;

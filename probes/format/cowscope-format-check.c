@@ -70,7 +70,7 @@ static const ColumnRule frames_rules[] = {
 };
 static const ColumnRule stacks_rules[] = { { "depth", RULE_COUNT, NOT_NULL }, END };
 static const ColumnRule stack_frames_rules[] = {
-  { "frame_id", RULE_INT, NOT_NULL }, END,
+  { "stack_id", RULE_INT, NOT_NULL }, { "frame_id", RULE_INT, NOT_NULL }, END,
 };
 static const ColumnRule cuda_activity_rules[] = {
   { "pid", RULE_INT, NOT_NULL }, { "kind", RULE_CODE, NOT_NULL },

@@ -692,6 +692,81 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
 }
 
+/* A stack that has no frames (here: its frames' rows name another stack)
+ * crashed the Chrome export, which freed the NULL it remembered for it
+ * (found by tests/fuzz); a stack id that is not an integer is damage,
+ * named before anything is written. */
+static void
+test_chrome_stack_without_frames (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+
+  (void) data;
+  cli_fixture_exec (f->path, "UPDATE stack_frames SET stack_id = -1 WHERE stack_id = 1");
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  {
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    g_autoptr (GError) error = NULL;
+    g_assert_true (json_parser_load_from_file (parser, f->out, &error));
+    g_assert_no_error (error);
+  }
+  g_clear_pointer (&err, g_free);
+  g_unlink (f->out);
+  cli_fixture_exec (f->path, "UPDATE stack_frames SET stack_id = 'many' WHERE stack_id = 2");
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 1);
+  assert_one_line (err, " is damaged: table 'stack_frames'");
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+}
+
+/* PRAGMA @pragma's first value on the database at @path. */
+static char *
+pragma_text (const char *path, const char *pragma)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  char *text = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  if (sqlite3_prepare_v2 (db, pragma, -1, &stmt, NULL) == SQLITE_OK
+      && sqlite3_step (stmt) == SQLITE_ROW)
+    text = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    text = g_strdup (sqlite3_errmsg (db));
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return text;
+}
+
+/* An index whose pages are sound but whose entries disagree with its
+ * table passes quick_check; the database copy gave exit 0 and a file
+ * that failed integrity_check (found by tests/fuzz).  The copy's indexes
+ * are rebuilt from their tables. */
+static void
+test_sqlite_index_disagreeing_with_table (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+  g_autofree char *check = NULL;
+
+  (void) data;
+  /* Finalizing creates the indexes. */
+  g_unlink (f->path);
+  cli_fixture_write_session (f->path, FALSE, 2000);
+  g_assert_cmpint (cli_fixture_run (cowscope_finalize_run, NULL, NULL, "finalize", f->path, NULL),
+                   ==, 0);
+  cli_fixture_exec (f->path, "PRAGMA writable_schema = ON;"
+                             "UPDATE sqlite_master SET sql = 'CREATE INDEX events_time ON events (tid)'"
+                             " WHERE name = 'events_time';");
+  check = pragma_text (f->path, "PRAGMA quick_check");
+  g_assert_cmpstr (check, ==, "ok");
+  g_clear_pointer (&check, g_free);
+  check = pragma_text (f->path, "PRAGMA integrity_check");
+  g_assert_cmpstr (check, !=, "ok");
+  g_assert_cmpint (export (f->path, "sqlite", f->out, FALSE, &err), ==, 0);
+  g_clear_pointer (&check, g_free);
+  check = pragma_text (f->out, "PRAGMA integrity_check");
+  g_assert_cmpstr (check, ==, "ok");
+}
+
 /* The session's bytes, to show it was not touched. */
 static GBytes *
 file_bytes (const char *path)
@@ -882,8 +957,11 @@ main (int argc, char **argv)
   ADD ("/cli/export/chrome", FINALIZED, test_chrome);
   ADD ("/cli/export/chrome-not-finalized", NOT_FINALIZED, test_chrome);
   ADD ("/cli/export/chrome-tracks", FINALIZED, test_chrome_tracks);
+  ADD ("/cli/export/chrome-stack-without-frames", FINALIZED, test_chrome_stack_without_frames);
   ADD ("/cli/export/csv", FINALIZED, test_csv);
   ADD ("/cli/export/sqlite", FINALIZED, test_sqlite);
+  ADD ("/cli/export/sqlite-index-disagreeing-with-table", FINALIZED,
+       test_sqlite_index_disagreeing_with_table);
   ADD ("/cli/export/existing-output", FINALIZED, test_existing_output);
   ADD ("/cli/export/full-disk", FINALIZED, test_full_disk);
   ADD ("/cli/export/read-only-directory", FINALIZED, test_read_only_directory);
