@@ -312,10 +312,21 @@ describe_row (sqlite3_stmt *stmt, int n_keys)
   GString *row = g_string_new (_("row"));
   for (int i = 0; i < n_keys; i++)
     {
+      g_string_append_printf (row, "%s %s ", i == 0 ? "" : ",", sqlite3_column_name (stmt, i));
+      if (sqlite3_column_type (stmt, i) == SQLITE_BLOB)
+        {
+          /* A damaged key may be bytes: x'00ff', as SQL writes them. */
+          const guint8 *bytes = sqlite3_column_blob (stmt, i);
+          int n = sqlite3_column_bytes (stmt, i);
+          g_string_append (row, "x'");
+          for (int b = 0; b < MIN (n, 16); b++)
+            g_string_append_printf (row, "%02x", bytes[b]);
+          g_string_append (row, n > 16 ? "…'" : "'");
+          continue;
+        }
       const char *text = (const char *) sqlite3_column_text (stmt, i);
       g_autofree char *valid = text != NULL ? g_utf8_make_valid (text, -1) : NULL;
-      g_string_append_printf (row, "%s %s %s", i == 0 ? "" : ",", sqlite3_column_name (stmt, i),
-                              valid != NULL ? valid : "NULL");
+      g_string_append (row, valid != NULL ? valid : "NULL");
     }
   return g_string_free (row, FALSE);
 }

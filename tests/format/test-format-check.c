@@ -95,6 +95,10 @@ test_column_values (Fixture *f, gconstpointer data)
                   "row seq 19: nbytes is 'lots', text, not a count or byte count");
   assert_damaged (f, "UPDATE materializations SET nbytes = x'00ff' WHERE seq = 19",
                   "row seq 19: nbytes is 2 bytes, a BLOB");
+  /* A key that is bytes is written as SQL writes them. */
+  assert_damaged (f, "UPDATE stack_frames SET stack_id = x'00ff' WHERE stack_id = 1 AND position = 0",
+                  "table 'stack_frames', row stack_id x'00ff', position 0: stack_id is 2 bytes,"
+                  " a BLOB, not an integer");
   assert_damaged (f, "UPDATE lazy_clones SET nbytes = -4096 WHERE seq = 9",
                   "table 'lazy_clones', row seq 9: nbytes is -4096, not a count or byte count "
                   "(0 to 281474976710656)");
