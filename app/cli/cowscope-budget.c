@@ -15,6 +15,8 @@
 #define MSG_NO_NUMBER    "--fail-if '%s': expected a number after '%s'"
 #define MSG_BAD_SUFFIX   "--fail-if '%s': unknown unit '%s' (use K, M, G, T, Ki, Mi, Gi or Ti)"
 #define MSG_RANGE        "--fail-if '%s': the number is out of range"
+#define MSG_NO_PERCENT   "--fail-if '%s': a percentage needs a base to be taken of; only 'cowscope-cli diff' budgets have one"
+#define MSG_UNIT_PERCENT "--fail-if '%s': a percentage takes no other unit"
 
 static const struct {
   const char *symbol;
@@ -69,6 +71,13 @@ suffix_factor (const char *suffix)
 CowscopeBudget *
 cowscope_budget_parse (const char *expression, GError **error)
 {
+  return cowscope_budget_parse_for (expression, cowscope_report_metrics (), FALSE, NULL, error);
+}
+
+CowscopeBudget *
+cowscope_budget_parse_for (const char *expression, const char *const *metrics,
+                           gboolean percent_allowed, const char *known_hint, GError **error)
+{
   g_autoptr (CowscopeBudget) budget = g_new0 (CowscopeBudget, 1);
   const char *p = expression, *start;
   gboolean found = FALSE;
@@ -85,7 +94,7 @@ cowscope_budget_parse (const char *expression, GError **error)
     }
 
   start = p;
-  while (g_ascii_isalnum (*p) || *p == '_')
+  while (g_ascii_isalnum (*p) || *p == '_' || *p == '.')
     p++;
   if (p == start)
     {
@@ -94,12 +103,12 @@ cowscope_budget_parse (const char *expression, GError **error)
       return NULL;
     }
   budget->metric = g_strndup (start, p - start);
-  const char *const *metrics = cowscope_report_metrics ();
   for (gsize i = 0; metrics[i] != NULL; i++)
     found = found || strcmp (metrics[i], budget->metric) == 0;
   if (!found)
     {
-      g_autofree char *known = g_strjoinv (", ", (char **) metrics);
+      g_autofree char *known = known_hint != NULL ? g_strdup (known_hint)
+                                                  : g_strjoinv (", ", (char **) metrics);
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                    MSG_UNKNOWN, expression, budget->metric, known);
       return NULL;
@@ -151,6 +160,25 @@ cowscope_budget_parse (const char *expression, GError **error)
                        cowscope_budget_op_symbol (budget->op));
           return NULL;
         }
+    gsize len = strlen (suffix);
+    if (len > 0 && suffix[len - 1] == '%')
+      {
+        if (!percent_allowed)
+          {
+            g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, MSG_NO_PERCENT,
+                         expression);
+            return NULL;
+          }
+        if (len > 1)
+          {
+            g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, MSG_UNIT_PERCENT,
+                         expression);
+            return NULL;
+          }
+        budget->percent = TRUE;
+        budget->limit_percent = number;
+        return g_steal_pointer (&budget);
+      }
     factor = suffix_factor (suffix);
     if (factor == 0.0)
       {
@@ -179,9 +207,59 @@ cowscope_budget_free (CowscopeBudget *budget)
   g_free (budget);
 }
 
+/* TRUE when @a OP @b. */
+static gboolean
+compare (CowscopeBudgetOp op, double a, double b)
+{
+  switch (op)
+    {
+    case COWSCOPE_BUDGET_GT: return a > b;
+    case COWSCOPE_BUDGET_GE: return a >= b;
+    case COWSCOPE_BUDGET_LT: return a < b;
+    case COWSCOPE_BUDGET_LE: return a <= b;
+    case COWSCOPE_BUDGET_EQ: return a == b;
+    case COWSCOPE_BUDGET_NE: return a != b;
+    default: return FALSE;
+    }
+}
+
+/* @value as a percentage of @base. */
+static double
+percent_of (gint64 value, gint64 base)
+{
+  if (base == 0)
+    return value == 0 ? 0.0 : value > 0 ? INFINITY : -INFINITY;
+  return (double) value * 100.0 / (double) base;
+}
+
+gboolean
+cowscope_budget_exceeded_relative (const CowscopeBudget *budget, gint64 value, gint64 base)
+{
+  if (!budget->percent)
+    return cowscope_budget_exceeded (budget, value);
+  return compare (budget->op, percent_of (value, base), budget->limit_percent);
+}
+
+char *
+cowscope_budget_describe (const CowscopeBudget *budget, gint64 value, gint64 base)
+{
+  if (!budget->percent)
+    return g_strdup_printf ("%s = %" G_GINT64_FORMAT " %s %" G_GINT64_FORMAT, budget->metric,
+                            value, cowscope_budget_op_symbol (budget->op), budget->limit);
+  if (base == 0)
+    return g_strdup_printf ("%s = %" G_GINT64_FORMAT " (of 0: %s) %s %g%%", budget->metric, value,
+                            value == 0 ? "0%" : "unbounded",
+                            cowscope_budget_op_symbol (budget->op), budget->limit_percent);
+  return g_strdup_printf ("%s = %" G_GINT64_FORMAT " (%.1f%% of %" G_GINT64_FORMAT ") %s %g%%",
+                          budget->metric, value, percent_of (value, base), base,
+                          cowscope_budget_op_symbol (budget->op), budget->limit_percent);
+}
+
 gboolean
 cowscope_budget_exceeded (const CowscopeBudget *budget, gint64 value)
 {
+  if (budget->percent)
+    return FALSE;
   switch (budget->op)
     {
     case COWSCOPE_BUDGET_GT: return value > budget->limit;

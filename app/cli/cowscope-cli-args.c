@@ -30,6 +30,20 @@ cowscope_cli_parse_session_args (GOptionContext *context, const char *command, i
                                  char **argv, const gboolean *help, char ***files,
                                  const char **file, FILE *out, FILE *err)
 {
+  int status = cowscope_cli_parse_session_files (context, command, argc, argv, help, files, 1, 1,
+                                                 out, err);
+  if (status < 0)
+    *file = (*files)[0];
+  return status;
+}
+
+int
+cowscope_cli_parse_session_files (GOptionContext *context, const char *command, int argc,
+                                  char **argv, const gboolean *help, char ***files,
+                                  guint min_files, guint max_files, FILE *out, FILE *err)
+{
+  guint n;
+
   g_autoptr (GError) error = NULL;
   /* A copy: parsing removes what it consumed. */
   g_auto (GStrv) strv = g_new0 (char *, argc + 1);
@@ -45,14 +59,22 @@ cowscope_cli_parse_session_args (GOptionContext *context, const char *command, i
       fputs (text, out);
       return COWSCOPE_EXIT_OK;
     }
-  if (*files == NULL || (*files)[0] == NULL)
+  n = *files != NULL ? g_strv_length (*files) : 0;
+  if (n == 0)
     return cowscope_cli_usage_error (err, command, "no session file given");
-  if ((*files)[1] != NULL)
+  if (max_files == 1 && n > 1)
     {
       g_autofree char *message =
         g_strdup_printf ("unexpected argument '%s' (one session file at a time)", (*files)[1]);
       return cowscope_cli_usage_error (err, command, message);
     }
-  *file = (*files)[0];
+  if (n < min_files || (max_files > 0 && n > max_files))
+    {
+      g_autofree char *message =
+        min_files == max_files
+          ? g_strdup_printf ("expected %u session files, not %u", min_files, n)
+          : g_strdup_printf ("expected at least %u session files, not %u", min_files, n);
+      return cowscope_cli_usage_error (err, command, message);
+    }
   return -1;
 }

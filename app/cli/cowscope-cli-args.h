@@ -1,5 +1,5 @@
-/* cowscope-cli-args.h — the argument handling that `report` and `export`
- * share: options, --help, and exactly one session file. */
+/* cowscope-cli-args.h — the argument handling that the commands reading
+ * sessions share: options, --help, and the session files. */
 #pragma once
 
 #include <glib.h>
@@ -35,5 +35,12 @@ int cowscope_cli_parse_session_args (GOptionContext *context, const char *comman
                                      int argc, char **argv, const gboolean *help,
                                      char ***files, const char **file, FILE *out,
                                      FILE *err);
+
+/* The same for a command that takes at least @min_files and at most
+ * @max_files session files (@max_files 0: no limit); on -1, *@files holds
+ * them. */
+int cowscope_cli_parse_session_files (GOptionContext *context, const char *command, int argc,
+                                      char **argv, const gboolean *help, char ***files,
+                                      guint min_files, guint max_files, FILE *out, FILE *err);
 
 G_END_DECLS

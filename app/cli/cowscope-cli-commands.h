@@ -8,6 +8,8 @@
  *   cowscope-cli report [--json] [--top N] [--fail-if EXPR]... FILE
  *   cowscope-cli export FILE --format chrome|csv|sqlite -o OUT [--force]
  *   cowscope-cli finalize FILE
+ *   cowscope-cli diff [--json] [--top N] [--fail-if EXPR]... BEFORE AFTER
+ *   cowscope-cli merge SESSION... -o OUT [--label NAME]... [--force]
  */
 #pragma once
 
@@ -22,10 +24,14 @@ G_BEGIN_DECLS
 int cowscope_report_run (int argc, char **argv, FILE *out, FILE *err);
 int cowscope_export_run (int argc, char **argv, FILE *out, FILE *err);
 int cowscope_finalize_run (int argc, char **argv, FILE *out, FILE *err);
+int cowscope_diff_run (int argc, char **argv, FILE *out, FILE *err);
+int cowscope_merge_run (int argc, char **argv, FILE *out, FILE *err);
 
 /* The same on stdout and stderr, for cowscope-cli's main(). */
 int cowscope_cli_report (int argc, char **argv);
 int cowscope_cli_export (int argc, char **argv);
 int cowscope_cli_finalize (int argc, char **argv);
+int cowscope_cli_diff (int argc, char **argv);
+int cowscope_cli_merge (int argc, char **argv);
 
 G_END_DECLS

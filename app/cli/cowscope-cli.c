@@ -1,9 +1,10 @@
-/* cowscope-cli.c — the command-line tool: record, finalize, report, export.
+/* cowscope-cli.c — the command-line tool: record, finalize, report, diff,
+ * merge, export.
  *
  * Exit status, for every command: 0 success, 1 a runtime error (the
  * recorder's own: no probe, output exists, cannot create or write the
  * session, target cannot be started), 2 a usage error, 3 a --fail-if
- * budget exceeded (report).  `record` does not mirror the target's exit
+ * budget exceeded (report, diff).  `record` does not mirror the target's exit
  * status: a target that fails, crashes or is killed still gives a
  * complete session and status 0; the summary line (and meta.target_end,
  * meta.exit_status) says how it ended.
@@ -30,6 +31,8 @@ static const char usage_text[] =
   "  record [OPTION...] -- PROGRAM [ARG...]   record PROGRAM into a session\n"
   "  finalize FILE                            complete a session whose recorder died\n"
   "  report FILE [OPTION...]                  summarize a session\n"
+  "  diff BEFORE AFTER [OPTION...]            what changed between two sessions\n"
+  "  merge SESSION... -o OUT [OPTION...]      merge the sessions of several processes or machines\n"
   "  export FILE --format chrome|csv|sqlite -o OUT   export a session\n"
   "\n"
   "Options:\n"
@@ -89,7 +92,7 @@ cmd_record (int argc, char **argv)
   g_auto (GStrv) env = NULL;
   GOptionEntry entries[] = {
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Session file (default: cowscope-PROGRAM-DATE.cowscope)", "FILE" },
+      "Session file; %q{NAME} is the environment variable NAME (default: cowscope-PROGRAM-DATE[-rankN].cowscope)", "FILE" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &force, "Overwrite an existing session file", NULL },
     { "env", 0, 0, G_OPTION_ARG_STRING_ARRAY, &env, "Set K=V in the target's environment",
       "K=V" },
@@ -205,6 +208,10 @@ main (int argc, char **argv)
     return cowscope_cli_finalize (argc - 1, argv + 1);
   if (strcmp (cmd, "report") == 0)
     return cowscope_cli_report (argc - 1, argv + 1);
+  if (strcmp (cmd, "diff") == 0)
+    return cowscope_cli_diff (argc - 1, argv + 1);
+  if (strcmp (cmd, "merge") == 0)
+    return cowscope_cli_merge (argc - 1, argv + 1);
   if (strcmp (cmd, "export") == 0)
     return cowscope_cli_export (argc - 1, argv + 1);
   return usage_error ("unknown command '%s'", cmd);

@@ -17,7 +17,7 @@
 #define MSG_OPT_FAIL_IF      "Exit with status 3 when EXPR holds (repeatable), e.g. 'copied_bytes > 64Mi'"
 #define MSG_OPT_TOP          "List at most N operations and call sites (default 5)"
 #define MSG_OPT_HELP         "Show help options"
-#define MSG_BUDGET_EXCEEDED  "budget exceeded: %s = %" G_GINT64_FORMAT " %s %" G_GINT64_FORMAT "\n"
+#define MSG_BUDGET_EXCEEDED  "budget exceeded: %s\n"
 #define MSG_DESCRIPTION_HEAD "Metrics for --fail-if (also the \"metrics\" object of --json):\n  "
 #define MSG_DESCRIPTION_TAIL "\nOperators: > >= < <= == !=.  Numbers may end in K M G T (×1000) or Ki Mi Gi Ti (×1024).\nExit status: 0 ok, 1 error, 2 usage, 3 budget exceeded."
 
@@ -117,8 +117,8 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
       gint64 value = json_object_get_int_member (metrics, budget->metric);
       if (cowscope_budget_exceeded (budget, value))
         {
-          fprintf (err, MSG_BUDGET_EXCEEDED, budget->metric, value,
-                   cowscope_budget_op_symbol (budget->op), budget->limit);
+          g_autofree char *why = cowscope_budget_describe (budget, value, 0);
+          fprintf (err, MSG_BUDGET_EXCEEDED, why);
           status = COWSCOPE_EXIT_BUDGET;
         }
     }

@@ -435,6 +435,9 @@ static const struct
   { "win.export", { "<Control>e", NULL } },
   { "win.close", { "<Control>w", NULL } },
   { "win.show-help-overlay", { "<Control>question", NULL } },
+  { "win.show-view::summary", { "<Alt>1", NULL } },
+  { "win.show-view::timeline", { "<Alt>2", NULL } },
+  { "win.show-view::calltree", { "<Alt>3", NULL } },
 };
 
 /* Guarantees: actions and accelerators exist before any window. */

@@ -61,6 +61,14 @@ thread_label (CowscopeExplanationPanel *self, guint32 pid, gint64 tid)
   return g_strdup_printf (_("thread %" PRId64), tid);
 }
 
+/* A tensor as the graph names it: “name”, or "tensor N" without one. */
+static char *
+tensor_text (const char *name, guint64 id)
+{
+  g_autofree char *label = cowscope_tensor_label (name, id);
+  return name != NULL ? g_strdup_printf ("“%s”", label) : g_steal_pointer (&label);
+}
+
 /* Shows a toast when the panel sits in a toast overlay. */
 static void
 toast (CowscopeExplanationPanel *self, const char *message)
@@ -193,12 +201,15 @@ add_lazy_clone_step (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex
   g_autofree char *title = g_strdup_printf (_("Lazy clone by %s() at %s on thread %s"),
                                             cowscope_copy_explanation_get_lazy_clone_op (ex), when,
                                             thread);
+  g_autofree char *result = tensor_text (cowscope_copy_explanation_get_lazy_clone_result_name (ex),
+                                         cowscope_copy_explanation_get_lazy_clone_result_tensor (ex));
+  g_autofree char *source = tensor_text (cowscope_copy_explanation_get_lazy_clone_source_name (ex),
+                                         cowscope_copy_explanation_get_lazy_clone_source_tensor (ex));
+  /* Translators: the tensors are “name” or "tensor N", as the graph shows them */
   g_autofree char *body = g_strdup_printf (
-    _("Tensor %" PRIu64 " (storage %" PRIu64 ") became a lazy copy of tensor %"
-      PRIu64 " (storage %" PRIu64 "): both shared the same bytes."),
-    cowscope_copy_explanation_get_lazy_clone_result_tensor (ex),
-    cowscope_copy_explanation_get_lazy_clone_result_storage (ex),
-    cowscope_copy_explanation_get_lazy_clone_source_tensor (ex),
+    _("It made %s (storage %" PRIu64 ") a lazy copy of %s (storage %" PRIu64 "): both "
+      "shared the same bytes."),
+    result, cowscope_copy_explanation_get_lazy_clone_result_storage (ex), source,
     cowscope_copy_explanation_get_lazy_clone_source_storage (ex));
   add_step (self, "edit-copy-symbolic", title, body,
             cowscope_copy_explanation_get_lazy_clone_stack (ex));
@@ -215,10 +226,12 @@ tell_materialization (CowscopeExplanationPanel *self, CowscopeCopyExplanation *e
                                           cowscope_copy_explanation_get_tid (ex));
   g_autofree char *write = g_strdup_printf (_("Write by %s() at %s on thread %s"),
                                             cowscope_copy_explanation_get_op (ex), when, thread);
+  g_autofree char *written = tensor_text (cowscope_copy_explanation_get_tensor_name (ex),
+                                          cowscope_copy_explanation_get_tensor_id (ex));
   g_autofree char *write_body = g_strdup_printf (
-    _("Writing to tensor %" PRIu64 " needs storage %" PRIu64
-      " to own its bytes."),
-    cowscope_copy_explanation_get_tensor_id (ex), cowscope_copy_explanation_get_storage_id (ex));
+    /* Translators: the tensor is “name” or "tensor N" */
+    _("Writing to %s needs storage %" PRIu64 " to own its bytes."), written,
+    cowscope_copy_explanation_get_storage_id (ex));
   add_step (self, "document-edit-symbolic", write, write_body,
             cowscope_copy_explanation_get_stack (ex));
 
@@ -275,12 +288,11 @@ tell_violation (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex)
   add_lazy_clone_step (self, ex);
   const char *writer = cowscope_copy_explanation_get_writer_name (ex);
   const char *accessor = cowscope_copy_explanation_get_accessor_name (ex);
-  g_autofree char *writer_id = g_strdup_printf (_("tensor %" PRIu64),
-                                                cowscope_copy_explanation_get_writer_tensor (ex));
-  g_autofree char *accessor_id = g_strdup_printf (_("tensor %" PRIu64),
-                                                  cowscope_copy_explanation_get_accessor_tensor (ex));
+  g_autofree char *writer_text = tensor_text (writer, cowscope_copy_explanation_get_writer_tensor (ex));
+  g_autofree char *accessor_text = tensor_text (accessor,
+                                                cowscope_copy_explanation_get_accessor_tensor (ex));
   g_autofree char *w = g_strdup_printf (_("Write to %s (generation %" PRId64 ")"),
-                                        writer ? writer : writer_id,
+                                        writer_text,
                                         cowscope_copy_explanation_get_writer_generation (ex));
   add_step (self, "document-edit-symbolic", w,
             _("In simulate mode the write stays visible to the lazy copies that alias it."), NULL);
@@ -290,7 +302,7 @@ tell_violation (CowscopeExplanationPanel *self, CowscopeCopyExplanation *ex)
   gboolean is_write = g_strcmp0 (cowscope_copy_explanation_get_access (ex), "write") == 0;
   g_autofree char *a = g_strdup_printf (is_write ? _("Conflicting write to %s by %s() at %s on thread %s")
                                                  : _("Conflicting read of %s by %s() at %s on thread %s"),
-                                        accessor ? accessor : accessor_id,
+                                        accessor_text,
                                         cowscope_copy_explanation_get_op (ex), when, thread);
   g_autofree char *body = g_strdup_printf (
     _("It saw generation %" PRId64 ": the program relies on aliasing that a real copy would break."),

@@ -7,6 +7,7 @@
 
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
+#include "cowscope-event-pages.h"
 #include "cowscope-object-item.h"
 #include "cowscope-object-list.h"
 #include "cowscope-tables-view.h"
@@ -25,6 +26,7 @@ typedef struct {
   char *(*text) (CowscopeTablesView *self, gpointer item); /* every column */
   const char *property;                                   /* string property for a GtkStringSorter */
   gboolean expand;
+  guint min_chars;  /* the narrowest the column gets: a typical value whole */
 } ColumnDef;
 
 struct _CowscopeTablesView {
@@ -42,6 +44,7 @@ struct _CowscopeTablesView {
   gulong selected_handler;
   GCancellable *cancellable;
   GListModel *source;             /* the model's rows */
+  CowscopeEventPages *pages;      /* events: the source read a page at a time, or NULL */
   GtkFilterListModel *filter_model;
   GtkSortListModel *sort_model;
   GtkSingleSelection *selection;
@@ -50,6 +53,8 @@ struct _CowscopeTablesView {
   gboolean syncing;               /* selection being set from the view state */
   gboolean loaded;
   GCancellable *query_cancellable; /* events: the SQL sort/filter running, or NULL */
+  guint pending_scroll;           /* row to scroll to once the list has a size */
+  guint scroll_tick;              /* tick callback waiting for that, or 0 */
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeTablesView, cowscope_tables_view, GTK_TYPE_WIDGET)
@@ -94,13 +99,13 @@ static char *ev_values_text (CowscopeTablesView *s, gpointer i)
 }
 
 static const ColumnDef event_columns[] = {
-  { "seq", N_("Seq"), ev_seq, ev_seq_text, NULL, FALSE },
-  { "time", N_("Time"), ev_ts, ev_ts_text, NULL, FALSE },
-  { "pid", N_("Process"), ev_pid, ev_pid_text, NULL, FALSE },
-  { "thread", N_("Thread"), ev_tid, ev_tid_text, NULL, FALSE },
-  { "event", N_("Event"), NULL, ev_type_text, "type-name", FALSE },
-  { "op", N_("Operation"), NULL, ev_op_text, "op-name", FALSE },
-  { "values", N_("Values"), NULL, ev_values_text, NULL, TRUE },
+  { "seq", N_("Seq"), ev_seq, ev_seq_text, NULL, FALSE, 8 },
+  { "time", N_("Time"), ev_ts, ev_ts_text, NULL, FALSE, 13 },
+  { "pid", N_("Process"), ev_pid, ev_pid_text, NULL, FALSE, 7 },
+  { "thread", N_("Thread"), ev_tid, ev_tid_text, NULL, FALSE, 14 },
+  { "event", N_("Event"), NULL, ev_type_text, "type-name", FALSE, 14 },
+  { "op", N_("Operation"), NULL, ev_op_text, "op-name", FALSE, 12 },
+  { "values", N_("Values"), NULL, ev_values_text, NULL, TRUE, 16 },
 };
 
 static const char *
@@ -143,14 +148,14 @@ static char *ob_free_text (CowscopeTablesView *s, gpointer i) { return format_ts
 static char *ob_op_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_object_item_get_op (i) ? cowscope_object_item_get_op (i) : ""); }
 
 static const ColumnDef object_columns[] = {
-  { "kind", N_("Kind"), ob_kind, ob_kind_text, NULL, FALSE },
-  { "pid", N_("Process"), ob_pid, ob_pid_text, NULL, FALSE },
-  { "id", N_("Id"), ob_id, ob_id_text, NULL, FALSE },
-  { "name", N_("Name"), NULL, ob_name_text, "name", TRUE },
-  { "bytes", N_("Size"), ob_bytes, ob_bytes_text, NULL, FALSE },
-  { "created", N_("Created"), ob_new, ob_new_text, NULL, FALSE },
-  { "freed", N_("Freed"), ob_free, ob_free_text, NULL, FALSE },
-  { "op", N_("Made by"), NULL, ob_op_text, NULL, FALSE },
+  { "kind", N_("Kind"), ob_kind, ob_kind_text, NULL, FALSE, 10 },
+  { "pid", N_("Process"), ob_pid, ob_pid_text, NULL, FALSE, 7 },
+  { "id", N_("Id"), ob_id, ob_id_text, NULL, FALSE, 6 },
+  { "name", N_("Name"), NULL, ob_name_text, "name", TRUE, 12 },
+  { "bytes", N_("Size"), ob_bytes, ob_bytes_text, NULL, FALSE, 12 },
+  { "created", N_("Created"), ob_new, ob_new_text, NULL, FALSE, 13 },
+  { "freed", N_("Freed"), ob_free, ob_free_text, NULL, FALSE, 13 },
+  { "op", N_("Made by"), NULL, ob_op_text, NULL, FALSE, 12 },
 };
 
 static gint64 wa_seq (gpointer i) { return cowscope_warning_item_get_seq (i); }
@@ -177,11 +182,11 @@ static char *wa_tid_text (CowscopeTablesView *s, gpointer i)
 static char *wa_message_text (CowscopeTablesView *s, gpointer i) { return g_strdup (cowscope_warning_item_get_message (i)); }
 
 static const ColumnDef warning_columns[] = {
-  { "seq", N_("Seq"), wa_seq, wa_seq_text, NULL, FALSE },
-  { "time", N_("Time"), wa_ts, wa_ts_text, NULL, FALSE },
-  { "kind", N_("Kind"), wa_kind, wa_kind_text, NULL, FALSE },
-  { "thread", N_("Thread"), wa_tid, wa_tid_text, NULL, FALSE },
-  { "message", N_("Message"), NULL, wa_message_text, "message", TRUE },
+  { "seq", N_("Seq"), wa_seq, wa_seq_text, NULL, FALSE, 8 },
+  { "time", N_("Time"), wa_ts, wa_ts_text, NULL, FALSE, 13 },
+  { "kind", N_("Kind"), wa_kind, wa_kind_text, NULL, FALSE, 22 },
+  { "thread", N_("Thread"), wa_tid, wa_tid_text, NULL, FALSE, 14 },
+  { "message", N_("Message"), NULL, wa_message_text, "message", TRUE, 24 },
 };
 
 /* The event seq a row stands for, or -1 (objects). */
@@ -198,28 +203,146 @@ row_seq (CowscopeTablesView *self, gpointer item)
 
 /* ---- cells, sorters, filter ---- */
 
+/* The whole value on hover, for a cell that had to shorten it.  (Not
+ * gtk_widget_set_tooltip_text() per bind: under X11 each call asks the
+ * server where the pointer is, a round trip per cell.) */
+static gboolean
+cell_query_tooltip (GtkWidget *label, int x, int y, gboolean keyboard, GtkTooltip *tooltip)
+{
+  if (!pango_layout_is_ellipsized (gtk_label_get_layout (GTK_LABEL (label))))
+    return FALSE;
+  gtk_tooltip_set_text (tooltip, gtk_label_get_text (GTK_LABEL (label)));
+  return TRUE;
+}
+
+/* Whether the column's cells read as numbers (right-aligned, tabular). */
+static gboolean
+shows_number (const ColumnDef *col)
+{
+  return col->number != NULL && strcmp (col->id, "kind") != 0 && strcmp (col->id, "thread") != 0;
+}
+
+/* A cell is a label that ellipsizes at its end: a value too wide for its
+ * column keeps its start ("0.2144…"), never a tail that reads as another
+ * number ("4489 ms", as a right-aligned clipped inscription showed).  The
+ * column is at least @min_chars wide, so a typical value shows whole. */
 static void
 setup_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
 {
-  GtkWidget *label = gtk_inscription_new (NULL);
-  gtk_inscription_set_min_chars (GTK_INSCRIPTION (label), col->expand ? 24 : 6);
-  gtk_inscription_set_nat_chars (GTK_INSCRIPTION (label), col->expand ? 48 : 12);
-  if (col->number != NULL)
-    {
-      gtk_inscription_set_xalign (GTK_INSCRIPTION (label), 1.0);
-      gtk_widget_add_css_class (label, "numeric");
-    }
+  GtkWidget *label = gtk_label_new (NULL);
+  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
+  gtk_label_set_single_line_mode (GTK_LABEL (label), TRUE);
+  gtk_label_set_width_chars (GTK_LABEL (label), (int) col->min_chars);
+  gtk_label_set_max_width_chars (GTK_LABEL (label), col->expand ? 48 : (int) col->min_chars + 4);
+  gtk_label_set_xalign (GTK_LABEL (label), shows_number (col) ? 1.0f : 0.0f);
+  if (shows_number (col))
+    gtk_widget_add_css_class (label, "numeric");
+  gtk_widget_set_has_tooltip (label, TRUE);
+  g_signal_connect (label, "query-tooltip", G_CALLBACK (cell_query_tooltip), NULL);
   gtk_list_item_set_child (item, label);
+}
+
+/* Shows @item's value for @col in @label; a placeholder row (its page
+ * being read) shows an ellipsis. */
+static void
+show_cell (GtkWidget *label, const ColumnDef *col, gpointer item)
+{
+  CowscopeTablesView *self = g_object_get_data (G_OBJECT (label), "cowscope-view");
+  if (COWSCOPE_IS_EVENT_ITEM (item) && !cowscope_event_item_get_loaded (item))
+    {
+      gtk_label_set_text (GTK_LABEL (label), "…");
+      return;
+    }
+  g_autofree char *text = col->text (self, item);
+  gtk_label_set_text (GTK_LABEL (label), text);
+}
+
+
+/* A row's page arrived, or the order changed and it waits again. */
+static void
+item_loaded_cb (GObject *item, GParamSpec *pspec, GtkWidget *label)
+{
+  show_cell (label, g_object_get_data (G_OBJECT (label), "cowscope-column"), item);
 }
 
 static void
 bind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
 {
   GtkWidget *label = gtk_list_item_get_child (item);
-  CowscopeTablesView *self = g_object_get_data (G_OBJECT (factory), "view");
-  g_autofree char *text = col->text (self, gtk_list_item_get_item (item));
-  gtk_inscription_set_text (GTK_INSCRIPTION (label), text);
-  gtk_widget_set_tooltip_text (label, col->expand ? text : NULL);
+  gpointer row = gtk_list_item_get_item (item);
+  g_object_set_data (G_OBJECT (label), "cowscope-view", g_object_get_data (G_OBJECT (factory), "view"));
+  g_object_set_data (G_OBJECT (label), "cowscope-column", (gpointer) col);
+  show_cell (label, col, row);
+  if (COWSCOPE_IS_EVENT_ITEM (row))
+    {
+      gulong *handler = g_new (gulong, 1);
+      *handler = g_signal_connect (row, "notify::loaded", G_CALLBACK (item_loaded_cb), label);
+      g_object_set_data_full (G_OBJECT (label), "cowscope-loaded-handler", handler, g_free);
+      g_object_set_data_full (G_OBJECT (label), "cowscope-loaded-item", g_object_ref (row), g_object_unref);
+    }
+}
+
+static void
+unbind_cell (GtkSignalListItemFactory *factory, GtkListItem *item, const ColumnDef *col)
+{
+  GtkWidget *label = gtk_list_item_get_child (item);
+  gulong *handler = g_object_get_data (G_OBJECT (label), "cowscope-loaded-handler");
+  GObject *row = g_object_get_data (G_OBJECT (label), "cowscope-loaded-item");
+  if (handler != NULL && row != NULL)
+    g_clear_signal_handler (handler, row);
+  g_object_set_data (G_OBJECT (label), "cowscope-loaded-handler", NULL);
+  g_object_set_data (G_OBJECT (label), "cowscope-loaded-item", NULL);
+}
+
+/* The widest minimum of column @index's cells now made (label and
+ * padding), or 0 when no row is made yet. */
+static int
+column_min_width (CowscopeTablesView *self, guint index)
+{
+  int min = 0;
+  for (GtkWidget *row = gtk_widget_get_first_child (GTK_WIDGET (self->column_view)); row != NULL;
+       row = gtk_widget_get_next_sibling (row))
+    {
+      if (!GTK_IS_LIST_VIEW (row))
+        continue;
+      for (GtkWidget *r = gtk_widget_get_first_child (row); r != NULL; r = gtk_widget_get_next_sibling (r))
+        {
+          if (g_strcmp0 (gtk_widget_get_css_name (r), "row") != 0)
+            continue;
+          GtkWidget *cell = gtk_widget_get_first_child (r);
+          for (guint i = 0; cell != NULL && i < index; i++)
+            cell = gtk_widget_get_next_sibling (cell);
+          GtkWidget *label = cell != NULL ? gtk_widget_get_first_child (cell) : NULL;
+          if (label == NULL)
+            continue;
+          /* The cell reports the column's fixed width: measure its label
+           * and add the cell's own padding and border. */
+          int m = 0;
+          GtkBorder padding, border;
+          GtkStyleContext *style = gtk_widget_get_style_context (cell);
+          gtk_widget_measure (label, GTK_ORIENTATION_HORIZONTAL, -1, &m, NULL, NULL, NULL);
+          gtk_style_context_get_padding (style, &padding);
+          gtk_style_context_get_border (style, &border);
+          m += gtk_widget_get_margin_start (label) + gtk_widget_get_margin_end (label) + padding.left
+               + padding.right + border.left + border.right;
+          min = MAX (min, m);
+        }
+    }
+  return min;
+}
+
+/* A column the user narrows stops at its cells' minimum: a fixed width
+ * below it would clip the labels on the right with no ellipsis. */
+static void
+fixed_width_cb (GtkColumnViewColumn *column, GParamSpec *pspec, CowscopeTablesView *self)
+{
+  int fixed = gtk_column_view_column_get_fixed_width (column);
+  if (fixed < 0)
+    return;
+  guint index = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (column), "cowscope-index"));
+  int min = column_min_width (self, index);
+  if (fixed < min)
+    gtk_column_view_column_set_fixed_width (column, min);
 }
 
 /* GtkCClosureExpression callback: the column's number for @item. */
@@ -296,10 +419,20 @@ static void
 events_queried_cb (GObject *source, GAsyncResult *result, gpointer data)
 {
   g_autoptr (GError) error = NULL;
-  if (!cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &error) &&
-      g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    return; /* a newer query replaced it, or the view went away */
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    {
+      cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, NULL);
+      return; /* a newer query replaced it, or the view went away */
+    }
   CowscopeTablesView *self = data;
+  /* The new rows replace every row in one change.  GtkSingleSelection
+   * then looks for its selected item among all the added rows (ten
+   * million get_item() calls); with no selection it looks at none.  The
+   * selected seq is selected again below, at its new position. */
+  self->syncing = TRUE;
+  gtk_single_selection_set_selected (self->selection, GTK_INVALID_LIST_POSITION);
+  self->syncing = FALSE;
+  cowscope_event_list_query_finish (COWSCOPE_EVENT_LIST (source), result, &error);
   g_clear_object (&self->query_cancellable);
   update_count (self);
   if (error != NULL)
@@ -361,6 +494,7 @@ static gboolean
 compute_ready (CowscopeTablesView *self)
 {
   return self->loaded && self->query_cancellable == NULL &&
+         (self->pages == NULL || cowscope_event_pages_get_n_pending (self->pages) == 0) &&
          gtk_sort_list_model_get_pending (self->sort_model) == 0 &&
          gtk_filter_list_model_get_pending (self->filter_model) == 0;
 }
@@ -386,21 +520,58 @@ pending_cb (GObject *model, GParamSpec *pspec, CowscopeTablesView *self)
   update_count (self);
 }
 
-/* Scrolls so row @position is in view.  GTK 4.8 has no
- * gtk_column_view_scroll_to(); the column view's inner GtkListView has
- * the documented "list.scroll-to-item" action, which scrolls by anchor and
- * so also works right after the rows changed, before a new layout (setting
- * the adjustment then makes GtkListBase warn and ignore it). */
-static void
-scroll_to_row (CowscopeTablesView *self, guint position)
+/* Frame clock tick while a scroll waits for the list's size. */
+static gboolean
+pending_scroll_tick (GtkWidget *list, GdkFrameClock *clock, gpointer data)
+{
+  CowscopeTablesView *self = data;
+  if (gtk_widget_get_height (list) <= 0)
+    return G_SOURCE_CONTINUE;
+  self->scroll_tick = 0;
+  guint position = self->pending_scroll;
+  self->pending_scroll = GTK_INVALID_LIST_POSITION;
+  if (position != GTK_INVALID_LIST_POSITION &&
+      position < g_list_model_get_n_items (G_LIST_MODEL (self->selection)))
+    gtk_widget_activate_action (list, "list.scroll-to-item", "u", position);
+  return G_SOURCE_REMOVE;
+}
+
+/* The column view's inner GtkListView. */
+static GtkWidget *
+inner_list (CowscopeTablesView *self)
 {
   for (GtkWidget *child = gtk_widget_get_first_child (GTK_WIDGET (self->column_view));
        child != NULL; child = gtk_widget_get_next_sibling (child))
     if (GTK_IS_LIST_VIEW (child))
-      {
-        gtk_widget_activate_action (child, "list.scroll-to-item", "u", position);
-        return;
-      }
+      return child;
+  return NULL;
+}
+
+/* Scrolls so row @position is in view.  GTK 4.8 has no
+ * gtk_column_view_scroll_to(); the column view's inner GtkListView has
+ * the documented "list.scroll-to-item" action, which scrolls by anchor and
+ * so also works right after the rows changed, before a new layout (setting
+ * the adjustment then makes GtkListBase warn and ignore it).
+ *
+ * A list that has no height yet (a tab not shown) would set its anchor
+ * for a zero-height view and make a widget for that one row only: the
+ * rest stayed blank until a scroll.  So there the scroll waits for the
+ * first frame after the list has its size. */
+static void
+scroll_to_row (CowscopeTablesView *self, guint position)
+{
+  GtkWidget *list = inner_list (self);
+  if (list == NULL)
+    return;
+  if (gtk_widget_get_mapped (list) && gtk_widget_get_height (list) > 0)
+    {
+      self->pending_scroll = GTK_INVALID_LIST_POSITION;
+      gtk_widget_activate_action (list, "list.scroll-to-item", "u", position);
+      return;
+    }
+  self->pending_scroll = position;
+  if (self->scroll_tick == 0)
+    self->scroll_tick = gtk_widget_add_tick_callback (list, pending_scroll_tick, self, NULL);
 }
 
 /* The shown position of event @seq, or GTK_INVALID_LIST_POSITION. */
@@ -529,7 +700,15 @@ loaded_cb (GObject *source, GAsyncResult *result, gpointer data)
     }
   g_clear_object (&self->source);
   self->source = model;
-  GtkMapListModel *tagged = gtk_map_list_model_new (g_object_ref (model), tag_item, self, NULL);
+  GListModel *shown = model;
+  if (self->kind == COWSCOPE_TABLES_EVENTS)
+    {
+      /* The view reads events a page at a time off the main thread. */
+      self->pages = cowscope_event_pages_new (COWSCOPE_EVENT_LIST (model));
+      g_signal_connect (self->pages, "notify::n-pending", G_CALLBACK (pending_cb), self);
+      shown = G_LIST_MODEL (self->pages);
+    }
+  GtkMapListModel *tagged = gtk_map_list_model_new (g_object_ref (shown), tag_item, self, NULL);
   gtk_filter_list_model_set_model (self->filter_model, G_LIST_MODEL (tagged));
   g_object_unref (tagged);
   self->loaded = TRUE;
@@ -545,6 +724,14 @@ static void
 filter_changed_cb (GtkSearchEntry *entry, CowscopeTablesView *self)
 {
   cowscope_tables_view_set_filter_text (self, gtk_editable_get_text (GTK_EDITABLE (entry)));
+}
+
+static void
+clear_pages (CowscopeTablesView *self)
+{
+  if (self->pages != NULL)
+    g_signal_handlers_disconnect_by_func (self->pages, pending_cb, self);
+  g_clear_object (&self->pages);
 }
 
 /* ---- GObject ---- */
@@ -577,10 +764,13 @@ cowscope_tables_view_constructed (GObject *object)
       g_object_set_data (G_OBJECT (factory), "view", self);
       g_signal_connect (factory, "setup", G_CALLBACK (setup_cell), (gpointer) col);
       g_signal_connect (factory, "bind", G_CALLBACK (bind_cell), (gpointer) col);
+      g_signal_connect (factory, "unbind", G_CALLBACK (unbind_cell), (gpointer) col);
       GtkColumnViewColumn *column = gtk_column_view_column_new (_(col->title), factory);
       /* gtk_column_view_column_set_id() is GTK 4.10. */
       g_object_set_data (G_OBJECT (column), "cowscope-id", (gpointer) col->id);
       gtk_column_view_column_set_resizable (column, TRUE);
+      g_object_set_data (G_OBJECT (column), "cowscope-index", GUINT_TO_POINTER (c));
+      g_signal_connect_object (column, "notify::fixed-width", G_CALLBACK (fixed_width_cb), self, 0);
       gtk_column_view_column_set_expand (column, col->expand);
       GtkSorter *sorter = sql_rows ? GTK_SORTER (gtk_custom_sorter_new (probe_compare, (gpointer) col, NULL))
                                    : column_sorter (col, item_type);
@@ -624,12 +814,16 @@ cowscope_tables_view_dispose (GObject *object)
   if (self->column_view != NULL)
     g_signal_handlers_disconnect_by_func (gtk_column_view_get_sorter (self->column_view),
                                           events_sorter_changed_cb, self);
+  if (self->scroll_tick != 0 && self->column_view != NULL && inner_list (self) != NULL)
+    gtk_widget_remove_tick_callback (inner_list (self), self->scroll_tick);
+  self->scroll_tick = 0;
   if (self->column_view != NULL)
     gtk_column_view_set_model (self->column_view, NULL);
   g_clear_object (&self->selection);
   g_clear_object (&self->sort_model);
   g_clear_object (&self->filter_model);
   g_clear_object (&self->filter);
+  clear_pages (self);
   g_clear_object (&self->source);
   gtk_widget_dispose_template (GTK_WIDGET (self), COWSCOPE_TYPE_TABLES_VIEW);
   G_OBJECT_CLASS (cowscope_tables_view_parent_class)->dispose (object);
@@ -706,6 +900,7 @@ static void
 cowscope_tables_view_init (CowscopeTablesView *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->pending_scroll = GTK_INVALID_LIST_POSITION;
   g_signal_connect (self->filter_entry, "search-changed", G_CALLBACK (filter_changed_cb), self);
 }
 
@@ -747,6 +942,7 @@ cowscope_tables_view_set_view_state (CowscopeTablesView *self, CowscopeViewState
   self->loaded = FALSE;
   if (self->filter_model != NULL)
     gtk_filter_list_model_set_model (self->filter_model, NULL);
+  clear_pages (self);
   g_clear_object (&self->source);
   if (state != NULL)
     {
@@ -776,7 +972,10 @@ GListModel *
 cowscope_tables_view_get_rows (CowscopeTablesView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TABLES_VIEW (self), NULL);
-  return self->loaded ? G_LIST_MODEL (self->sort_model) : NULL;
+  if (!self->loaded)
+    return NULL;
+  /* Events: the list itself, in the same order, read when asked. */
+  return self->kind == COWSCOPE_TABLES_EVENTS ? self->source : G_LIST_MODEL (self->sort_model);
 }
 
 void

@@ -36,7 +36,9 @@ void cowscope_tables_view_set_view_state (CowscopeTablesView *self, CowscopeView
 
 /* TRUE once the rows are loaded and no sort or filter is pending. */
 gboolean cowscope_tables_view_get_ready (CowscopeTablesView *self);
-/* The rows as shown (sorted and filtered); NULL before loading. */
+/* The rows as shown (sorted and filtered); NULL before loading.  For
+ * events, the event list itself (the view shows it through a page cache
+ * read off the main thread; this one reads a row when asked). */
 GListModel *cowscope_tables_view_get_rows (CowscopeTablesView *self);
 /* Sorts by column @column_id ("seq", "time", "bytes", "name", …). */
 void cowscope_tables_view_sort_by (CowscopeTablesView *self, const char *column_id,

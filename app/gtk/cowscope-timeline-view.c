@@ -8,7 +8,12 @@
  * gtk_snapshot_append_node; the selection, the cursor, the hover and the
  * range totals are drawn on top every frame.  Lane queries are cheap
  * (in-memory, O(pixels x log events)) and run in the snapshot; the
- * session model counts a range's totals in a worker thread.
+ * session model counts a range's totals in a worker thread.  Until the
+ * first frame of a session is exact, the lanes do not read the file in
+ * the snapshot: what is not decoded yet is estimated from the chunks'
+ * rows (cowscope_timeline_lane_query_cached()) and the exact answers come
+ * from worker threads, each redrawing its lane (a big session's first
+ * whole-session frame decodes every chunk).
  */
 #include "cowscope-config.h"
 
@@ -102,6 +107,11 @@ struct _CowscopeTimelineView {
   CowscopeRangeTotals totals;
 
   guint frame_count;
+
+  /* The first frame of a session, until every lane of it is exact. */
+  gboolean first_frame;
+  guint first_pending;               /* exact queries on their way */
+  GCancellable *first_cancellable;   /* cancels them */
 
   guint query_error_source;
   char *query_error;        /* the last error reported by ::query-error */
@@ -314,14 +324,86 @@ validate_cache (CowscopeTimelineView *self)
   return TRUE;
 }
 
+/* An exact query for the first frame, on its way. */
+typedef struct {
+  CowscopeTimelineView *self;   /* a reference */
+  GCancellable *cancellable;    /* the first frame's, a reference */
+  gint64 t0, t1;
+  int width;
+} FirstQuery;
+
+/* Stops waiting for exact first-frame queries: from now on the lanes are
+ * queried in the snapshot. */
+static void
+end_first_frame (CowscopeTimelineView *self)
+{
+  g_cancellable_cancel (self->first_cancellable);
+  g_clear_object (&self->first_cancellable);
+  self->first_frame = FALSE;
+  self->first_pending = 0;
+}
+
+/* An exact first-frame answer: it replaces the estimate when the lanes
+ * still show the window it was asked for. */
+static void
+first_query_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  FirstQuery *q = user_data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeTimelineWindow) window =
+    cowscope_timeline_lane_query_finish (COWSCOPE_TIMELINE_LANE (source), result, &error);
+  CowscopeTimelineView *self = q->self;
+  /* Cancelled: the first frame ended (or the session went) meanwhile. */
+  if (window != NULL && !g_cancellable_is_cancelled (q->cancellable) && self->lanes != NULL)
+    {
+      gboolean same = self->cache_t0 == q->t0 && self->cache_t1 == q->t1
+                      && self->cache_width == q->width;
+      for (guint i = 0; same && i < self->lanes->len; i++)
+        {
+          Lane *lane = self->lanes->pdata[i];
+          if (lane->lane != (gpointer) source)
+            continue;
+          g_set_object (&lane->window, window);
+          g_clear_pointer (&lane->node, gsk_render_node_unref);
+          break;
+        }
+      if (--self->first_pending == 0)
+        end_first_frame (self);
+      gtk_widget_queue_draw (GTK_WIDGET (self));
+    }
+  g_object_unref (q->cancellable);
+  g_object_unref (q->self);
+  g_free (q);
+}
+
 /* Makes sure @lane's query result for the cached key exists (the lane
- * may not have been drawn: scrolled out of view). */
+ * may not have been drawn: scrolled out of view).  During the first
+ * frame, an estimate that needs no reading, and the exact answer asked
+ * of a worker thread. */
 static void
 ensure_lane_window (CowscopeTimelineView *self, Lane *lane)
 {
-  if (lane->window == NULL)
-    lane->window = cowscope_timeline_lane_query (lane->lane, self->cache_t0, self->cache_t1,
-                                                 (guint) self->cache_width);
+  if (lane->window != NULL)
+    return;
+  if (!self->first_frame)
+    {
+      lane->window = cowscope_timeline_lane_query (lane->lane, self->cache_t0, self->cache_t1,
+                                                   (guint) self->cache_width);
+      return;
+    }
+  gboolean complete;
+  lane->window = cowscope_timeline_lane_query_cached (lane->lane, self->cache_t0, self->cache_t1,
+                                                      (guint) self->cache_width, &complete);
+  if (complete)
+    return;
+  if (self->first_cancellable == NULL)
+    self->first_cancellable = g_cancellable_new ();
+  FirstQuery *q = g_new (FirstQuery, 1);
+  *q = (FirstQuery) { g_object_ref (self), g_object_ref (self->first_cancellable),
+                      self->cache_t0, self->cache_t1, self->cache_width };
+  self->first_pending++;
+  cowscope_timeline_lane_query_async (lane->lane, q->t0, q->t1, (guint) q->width,
+                                      self->first_cancellable, first_query_done, q);
 }
 
 /* Makes sure @lane's data node shows the cached key's window: its kind's
@@ -577,6 +659,9 @@ cowscope_timeline_view_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
   draw_lanes (self, snapshot, w, h);
   check_query_error (self);
+  /* Every lane drawn was exact: the first frame is over. */
+  if (self->first_frame && self->first_pending == 0)
+    end_first_frame (self);
 
   gint64 r0 = cowscope_view_state_get_range_start (self->state);
   gint64 r1 = cowscope_view_state_get_range_end (self->state);
@@ -1067,6 +1152,7 @@ cowscope_timeline_view_dispose (GObject *object)
 {
   CowscopeTimelineView *self = COWSCOPE_TIMELINE_VIEW (object);
   cowscope_timeline_view_set_view_state (self, NULL);
+  end_first_frame (self);
   g_clear_handle_id (&self->totals_source, g_source_remove);
   g_clear_handle_id (&self->query_error_source, g_source_remove);
   g_clear_pointer (&self->query_error, g_free);
@@ -1268,6 +1354,8 @@ cowscope_timeline_view_set_view_state (CowscopeTimelineView *self, CowscopeViewS
     }
   cowscope_time_ruler_set_view_state (COWSCOPE_TIME_RULER (self->ruler), state);
   highlights_cb (state, self);
+  end_first_frame (self);
+  self->first_frame = state != NULL;
   self->cache_t0 = self->cache_t1 = -1;
   rebuild_lanes (self);
   range_changed (self);
@@ -1358,4 +1446,12 @@ cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self)
 {
   g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), 0);
   return self->frame_count;
+}
+
+/* Whether the lanes drawn are exact (not the first frame's estimates). */
+gboolean
+cowscope_timeline_view_is_exact (CowscopeTimelineView *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_VIEW (self), FALSE);
+  return !self->first_frame;
 }

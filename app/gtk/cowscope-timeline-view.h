@@ -82,4 +82,8 @@ const char *cowscope_timeline_view_get_query_error (CowscopeTimelineView *self);
 /* Snapshots that drew a session so far (for tests and the benchmark). */
 guint cowscope_timeline_view_get_frame_count (CowscopeTimelineView *self);
 
+/* FALSE while the first frame of a session shows estimates for lanes not
+ * decoded yet and waits for their exact answers (see the .c file). */
+gboolean cowscope_timeline_view_is_exact (CowscopeTimelineView *self);
+
 G_END_DECLS

@@ -12,11 +12,15 @@
 
 #include <glib/gi18n.h>
 
+#include "cowscope-comparison-window.h"
+#include "cowscope-call-tree-view.h"
 #include "cowscope-export-dialog.h"
 #include "cowscope-session-document.h"
 #include "cowscope-start-page.h"
+#include "cowscope-summary-page.h"
 #include "cowscope-explanation-panel.h"
 #include "cowscope-graph-view.h"
+#include "cowscope-range-summary-view.h"
 #include "cowscope-tables-view.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
@@ -44,18 +48,25 @@ struct _CowscopeWindow
   CowscopeGraphView    *graph_view;
   CowscopeExplanationPanel *explanation_panel;
   CowscopeTablesView   *events_table;
+  CowscopeRangeSummaryView *range_summary;
   CowscopeTablesView   *objects_table;
   CowscopeTablesView   *warnings_table;
   AdwViewStack         *side_stack;
   AdwStatusPage        *loading_page;
   GtkProgressBar       *loading_progress;
   GtkProgressBar       *session_progress;
+  AdwViewStack         *session_views;
+  CowscopeSummaryPage  *summary_page;
+  CowscopeCallTreeView *call_tree_view;
 
   GFile                *file;         /* the session shown, or NULL */
   GFile                *loading;      /* the file being loaded, or NULL */
   GCancellable         *cancellable;  /* cancels the load of `loading` */
   CowscopeSessionDocument *document;  /* the session shown, or NULL */
   CowscopeViewState    *view_state;   /* what the views show, or NULL */
+  GdkFrameClock        *panels_clock; /* waits for the first frame, or NULL */
+  gulong                panels_handler;
+  gulong                panels_unmap_handler;
 };
 
 G_DEFINE_FINAL_TYPE (CowscopeWindow, cowscope_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -169,6 +180,76 @@ set_panels_view_state (CowscopeWindow    *self,
   cowscope_tables_view_set_view_state (self->events_table, state);
   cowscope_tables_view_set_view_state (self->objects_table, state);
   cowscope_tables_view_set_view_state (self->warnings_table, state);
+  cowscope_range_summary_view_set_view_state (self->range_summary, state);
+  cowscope_summary_page_set_view_state (self->summary_page, state);
+  cowscope_call_tree_view_set_view_state (self->call_tree_view, state);
+}
+
+/* Stops waiting for the first frame of a session to show the panels. */
+static void
+cancel_panels (CowscopeWindow *self)
+{
+  /* The clock drops its handlers when its surface goes away. */
+  if (self->panels_clock != NULL
+      && g_signal_handler_is_connected (self->panels_clock, self->panels_handler))
+    g_signal_handler_disconnect (self->panels_clock, self->panels_handler);
+  self->panels_handler = 0;
+  g_clear_object (&self->panels_clock);
+  g_clear_signal_handler (&self->panels_unmap_handler, self);
+}
+
+/* A frame was painted after a session was shown: once the timeline in
+ * it is exact (its first frame may show estimates while worker threads
+ * decode), the panels get the view state. */
+static void
+frame_painted_cb (GdkFrameClock  *clock,
+                  CowscopeWindow *self)
+{
+  GtkWidget *timeline = GTK_WIDGET (self->timeline_view);
+
+  /* A timeline too small to draw lanes never becomes exact. */
+  if (!cowscope_timeline_view_is_exact (self->timeline_view) && gtk_widget_get_mapped (timeline)
+      && gtk_widget_get_width (timeline) > 200 && gtk_widget_get_height (timeline) > 40)
+    return;
+  cancel_panels (self);
+  set_panels_view_state (self, self->view_state);
+}
+
+/* The window left the screen before the timeline's first exact frame: no
+ * frame will come, the panels get the view state now. */
+static void
+unmapped_cb (GtkWidget      *widget,
+             CowscopeWindow *self)
+{
+  cancel_panels (self);
+  set_panels_view_state (self, self->view_state);
+}
+
+/* Points the panels at the new view state once the timeline has painted
+ * an exact frame of the session (at once when the window is not on
+ * screen): the graph, the explanation and the tables each start work of
+ * their own (a graph build and layout, table queries in worker threads,
+ * rows bound on this thread), which on a big session would compete with
+ * the timeline's first frames for the processor. */
+static void
+show_panels_after_first_frame (CowscopeWindow *self)
+{
+  GdkFrameClock *clock;
+
+  cancel_panels (self);
+  clock = gtk_widget_get_mapped (GTK_WIDGET (self)) ? gtk_widget_get_frame_clock (GTK_WIDGET (self))
+                                                     : NULL;
+  if (clock == NULL)
+    {
+      set_panels_view_state (self, self->view_state);
+      return;
+    }
+  set_panels_view_state (self, NULL);
+  self->panels_clock = g_object_ref (clock);
+  self->panels_handler = g_signal_connect (clock, "after-paint", G_CALLBACK (frame_painted_cb),
+                                           self);
+  self->panels_unmap_handler = g_signal_connect (self, "unmap", G_CALLBACK (unmapped_cb), self);
+  gtk_widget_queue_draw (GTK_WIDGET (self->timeline_view));
 }
 
 /* Shows the session page for @file, loaded as @document: a new view
@@ -191,7 +272,7 @@ show_session (CowscopeWindow          *self,
   g_clear_object (&self->view_state);
   self->view_state = cowscope_view_state_new (document);
   cowscope_timeline_view_set_view_state (self->timeline_view, self->view_state);
-  set_panels_view_state (self, self->view_state);
+  show_panels_after_first_frame (self);
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->details_list))) != NULL)
     gtk_list_box_remove (self->details_list, child);
@@ -208,7 +289,10 @@ show_session (CowscopeWindow          *self,
   gtk_window_set_title (GTK_WINDOW (self), name);
   gtk_widget_set_visible (self->export_button, TRUE);
   set_action_enabled (self, "export", TRUE);
+  set_action_enabled (self, "compare", TRUE);
   gtk_stack_set_visible_child_name (self->stack, "session");
+  /* A session opens on its summary, as Sysprof opens on its callgraph. */
+  adw_view_stack_set_visible_child_name (self->session_views, "summary");
 
   cowscope_application_add_recent (COWSCOPE_APPLICATION (gtk_window_get_application (GTK_WINDOW (self))),
                                    file);
@@ -380,6 +464,45 @@ export_activated (GSimpleAction *action,
   gtk_window_present (GTK_WINDOW (cowscope_export_dialog_new (GTK_WINDOW (self), self->file)));
 }
 
+/* The session chosen to compare the open one with: it is BEFORE, the
+ * open one AFTER (a change is looked at against what came before). */
+static void
+compare_chosen_cb (GtkNativeDialog *dialog,
+                   int              response,
+                   gpointer         user_data)
+{
+  CowscopeWindow *self = user_data;
+
+  if (response == GTK_RESPONSE_ACCEPT && self->file != NULL)
+    {
+      g_autoptr (GFile) before = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      if (before != NULL)
+        gtk_window_present (GTK_WINDOW (cowscope_comparison_window_new (GTK_WINDOW (self), before,
+                                                                        self->file)));
+    }
+  gtk_native_dialog_destroy (dialog);
+  g_object_unref (dialog);
+}
+
+/* win.compare: compares the open session with one chosen (enabled only
+ * with a session). */
+static void
+compare_activated (GSimpleAction *action,
+                   GVariant      *parameter,
+                   gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+  GtkFileChooserNative *chooser;
+
+  if (self->file == NULL)
+    return;
+  chooser = gtk_file_chooser_native_new (_("Compare With an Earlier Session"), GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_OPEN, _("_Compare"), NULL);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  g_signal_connect (chooser, "response", G_CALLBACK (compare_chosen_cb), self);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
 /* win.close: closes this window (the app ends with its last window). */
 static void
 close_activated (GSimpleAction *action,
@@ -439,12 +562,38 @@ cancel_open_activated (GSimpleAction *action,
   hide_loading (self);
 }
 
+/* win.show-view (s): shows the session's "summary", "timeline" or
+ * "calltree" view (the views ask for each other through it). */
+static void
+show_view_activated (GSimpleAction *action,
+                     GVariant      *parameter,
+                     gpointer       user_data)
+{
+  CowscopeWindow *self = user_data;
+  const char *name = g_variant_get_string (parameter, NULL);
+
+  if (self->file == NULL || adw_view_stack_get_child_by_name (self->session_views, name) == NULL)
+    return;
+  adw_view_stack_set_visible_child_name (self->session_views, name);
+}
+
+/* A top call site of the summary was activated: show it in the call tree. */
+static void
+summary_call_site_cb (CowscopeWindow         *self,
+                      const CowscopeFrameRef *site)
+{
+  cowscope_call_tree_view_show_site (self->call_tree_view, site);
+  adw_view_stack_set_visible_child_name (self->session_views, "calltree");
+}
+
 static const GActionEntry win_actions[] = {
   { .name = "export", .activate = export_activated },
+  { .name = "compare", .activate = compare_activated },
   { .name = "close", .activate = close_activated },
   { .name = "show-start", .activate = show_start_activated },
   { .name = "open-uri", .activate = open_uri_activated, .parameter_type = "s" },
   { .name = "cancel-open", .activate = cancel_open_activated },
+  { .name = "show-view", .activate = show_view_activated, .parameter_type = "s" },
 };
 
 /* Enables or disables the window action @name. */
@@ -542,6 +691,7 @@ cowscope_window_dispose (GObject *object)
   g_clear_object (&self->cancellable);
   g_clear_object (&self->loading);
   g_clear_object (&self->file);
+  cancel_panels (self);
   if (self->timeline_view != NULL)
     cowscope_timeline_view_set_view_state (self->timeline_view, NULL);
   if (self->graph_view != NULL)
@@ -630,15 +780,22 @@ cowscope_window_class_init (CowscopeWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, graph_view);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, explanation_panel);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, events_table);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, range_summary);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, objects_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, warnings_table);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, side_stack);
   g_type_ensure (COWSCOPE_TYPE_GRAPH_VIEW);
   g_type_ensure (COWSCOPE_TYPE_EXPLANATION_PANEL);
+  g_type_ensure (COWSCOPE_TYPE_RANGE_SUMMARY_VIEW);
   g_type_ensure (COWSCOPE_TYPE_TABLES_VIEW);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_page);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, loading_progress);
   gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_progress);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, session_views);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, summary_page);
+  gtk_widget_class_bind_template_child (widget_class, CowscopeWindow, call_tree_view);
+  g_type_ensure (COWSCOPE_TYPE_SUMMARY_PAGE);
+  g_type_ensure (COWSCOPE_TYPE_CALL_TREE_VIEW);
 
 }
 
@@ -652,6 +809,7 @@ cowscope_window_init (CowscopeWindow *self)
   g_action_map_add_action_entries (G_ACTION_MAP (self), win_actions,
                                    G_N_ELEMENTS (win_actions), self);
   set_action_enabled (self, "export", FALSE);
+  set_action_enabled (self, "compare", FALSE);
 
   drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (drop_cb), self);
@@ -660,6 +818,8 @@ cowscope_window_init (CowscopeWindow *self)
   g_signal_connect (self, "notify::application", G_CALLBACK (application_set_cb), NULL);
   g_signal_connect_swapped (self->timeline_view, "query-error",
                             G_CALLBACK (timeline_query_error_cb), self);
+  g_signal_connect_swapped (self->summary_page, "call-site-activated",
+                            G_CALLBACK (summary_call_site_cb), self);
 
 #ifdef DEVELOPMENT_BUILD
   gtk_widget_add_css_class (GTK_WIDGET (self), "devel");
@@ -949,4 +1109,44 @@ cowscope_window_get_error_description (CowscopeWindow *self)
   g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
 
   return adw_status_page_get_description (self->error_page);
+}
+
+/**
+ * cowscope_window_get_visible_view:
+ *
+ * Returns: (nullable): the session view shown: "summary", "timeline" or
+ *   "calltree" (meaningful on the session page).
+ */
+const char *
+cowscope_window_get_visible_view (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return adw_view_stack_get_visible_child_name (self->session_views);
+}
+
+/**
+ * cowscope_window_get_summary_page:
+ *
+ * Returns: (transfer none): the session's summary page.
+ */
+CowscopeSummaryPage *
+cowscope_window_get_summary_page (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->summary_page;
+}
+
+/**
+ * cowscope_window_get_call_tree_view:
+ *
+ * Returns: (transfer none): the session's copy call tree.
+ */
+CowscopeCallTreeView *
+cowscope_window_get_call_tree_view (CowscopeWindow *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_WINDOW (self), NULL);
+
+  return self->call_tree_view;
 }

@@ -4,7 +4,9 @@
 #include <adwaita.h>
 
 #include "cowscope-application.h"
+#include "cowscope-call-tree-view.h"
 #include "cowscope-session-document.h"
+#include "cowscope-summary-page.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-view-state.h"
 
@@ -36,5 +38,8 @@ void            cowscope_window_show_error_page  (CowscopeWindow      *self,
 gboolean        cowscope_window_is_loading       (CowscopeWindow      *self);
 CowscopeViewState *cowscope_window_get_view_state (CowscopeWindow     *self);
 CowscopeTimelineView *cowscope_window_get_timeline_view (CowscopeWindow *self);
+const char     *cowscope_window_get_visible_view (CowscopeWindow      *self);
+CowscopeSummaryPage *cowscope_window_get_summary_page (CowscopeWindow *self);
+CowscopeCallTreeView *cowscope_window_get_call_tree_view (CowscopeWindow *self);
 
 G_END_DECLS

@@ -24,9 +24,11 @@ struct _CowscopeCopyExplanation {
   guint64 nbytes;
   gint64 lock_wait_ns;
   guint64 storage_id, context_id, tensor_id, allocation_id;
+  char *tensor_name;
   gint64 lc_seq, lc_ns, lc_tid;
   char *lc_op;
   guint64 lc_src_tensor, lc_res_tensor, lc_src_storage, lc_res_storage;
+  char *lc_src_name, *lc_res_name;
   GListStore *lc_stack;
   gint64 cuda_id, cuda_start, cuda_end, cuda_stream, cuda_device;
   char *cuda_kind;
@@ -54,6 +56,9 @@ cowscope_copy_explanation_finalize (GObject *object)
   g_free (self->mode);
   g_free (self->reason);
   g_free (self->lc_op);
+  g_free (self->tensor_name);
+  g_free (self->lc_src_name);
+  g_free (self->lc_res_name);
   g_clear_object (&self->lc_stack);
   g_free (self->cuda_kind);
   g_free (self->access);
@@ -162,6 +167,20 @@ highlight (CowscopeCopyExplanation *self, CowscopeNodeKind kind, guint64 id)
   g_array_append_val (self->highlights, ref);
 }
 
+/* A tensor's name, or NULL. */
+static char *
+tensor_name (sqlite3 *db, const char *path, guint32 pid, guint64 id)
+{
+  g_autoptr (sqlite3_stmt) q =
+    prepare1 (db, path, "SELECT name FROM tensors WHERE pid = ?2 AND id = ?1", (gint64) id, NULL);
+  if (q == NULL)
+    return NULL;
+  sqlite3_bind_int64 (q, 2, pid);
+  if (sqlite3_step (q) != SQLITE_ROW)
+    return NULL;
+  return cowscope_format_column_text (q, 0);
+}
+
 /* Reads the lazy clone @lc_seq (or, when <= 0, the latest lazy clone of
  * storage @storage_id at or before @before). */
 static gboolean
@@ -209,6 +228,8 @@ load_lazy_clone (CowscopeCopyExplanation *self, CowscopeSessionDocument *documen
   self->lc_res_tensor = (guint64) INT (q, 5);
   self->lc_src_storage = (guint64) INT (q, 6);
   self->lc_res_storage = (guint64) INT (q, 7);
+  self->lc_src_name = tensor_name (db, path, self->pid, self->lc_src_tensor);
+  self->lc_res_name = tensor_name (db, path, self->pid, self->lc_res_tensor);
   highlight (self, COWSCOPE_NODE_TENSOR, self->lc_src_tensor);
   highlight (self, COWSCOPE_NODE_TENSOR, self->lc_res_tensor);
   highlight (self, COWSCOPE_NODE_STORAGE, self->lc_src_storage);
@@ -216,18 +237,12 @@ load_lazy_clone (CowscopeCopyExplanation *self, CowscopeSessionDocument *documen
   return load_stack (db, path, INT (q, 8), self->lc_stack, error);
 }
 
-/* A tensor's name, or NULL. */
+/* "“weights”", or "tensor 12" for a tensor without a name (a new string). */
 static char *
-tensor_name (sqlite3 *db, const char *path, guint32 pid, guint64 id)
+quoted_tensor (const char *name, guint64 id)
 {
-  g_autoptr (sqlite3_stmt) q =
-    prepare1 (db, path, "SELECT name FROM tensors WHERE pid = ?2 AND id = ?1", (gint64) id, NULL);
-  if (q == NULL)
-    return NULL;
-  sqlite3_bind_int64 (q, 2, pid);
-  if (sqlite3_step (q) != SQLITE_ROW)
-    return NULL;
-  return cowscope_format_column_text (q, 0);
+  g_autofree char *label = cowscope_tensor_label (name, id);
+  return name != NULL ? g_strdup_printf ("“%s”", label) : g_steal_pointer (&label);
 }
 
 /* Fills a materialization explanation from its row. */
@@ -325,12 +340,16 @@ explain_materialization (CowscopeCopyExplanation *self, CowscopeSessionDocument 
       || !load_lazy_clone (self, document, db, path, lc_seq, self->storage_id, self->seq, error))
     return FALSE;
 
+  self->tensor_name = tensor_name (db, path, self->pid, self->tensor_id);
   g_autofree char *size = g_format_size (self->nbytes);
+  g_autofree char *tensor = quoted_tensor (self->tensor_name, self->tensor_id);
   if (self->lc_seq > 0)
     self->summary = g_strdup_printf (
-      _("%s of %s in “%s”: the write to storage %" PRIu64 " broke the sharing "
+      /* Translators: "copy of 4.2 MB in “add_”: the write to “weights”
+       * (storage 12) broke the sharing created by the lazy clone at event 345." */
+      _("%s of %s in “%s”: the write to %s (storage %" PRIu64 ") broke the sharing "
         "created by the lazy clone at event %" PRId64 "."),
-      self->mode, size, self->op, self->storage_id, self->lc_seq);
+      self->mode, size, self->op, tensor, self->storage_id, self->lc_seq);
   else
     self->summary = g_strdup_printf (_("%s of %s in “%s” on storage %" PRIu64 "."),
                                      self->mode, size, self->op, self->storage_id);
@@ -365,12 +384,14 @@ explain_violation (CowscopeCopyExplanation *self, CowscopeSessionDocument *docum
   if (!load_stack (db, path, stack_id, self->stack, error)
       || !load_lazy_clone (self, document, db, path, -1, self->storage_id, self->seq, error))
     return FALSE;
+  g_autofree char *writer = quoted_tensor (self->writer_name, self->writer);
+  g_autofree char *accessor = quoted_tensor (self->accessor_name, self->accessor);
   self->summary = g_strdup_printf (
-    _("Tensor %s was written (generation %" PRId64 "), then tensor %s %s the same "
-      "storage through another view (generation %" PRId64 "): the program relies "
-      "on aliasing that a lazy copy would break."),
-    self->writer_name ? self->writer_name : "?", self->writer_gen,
-    self->accessor_name ? self->accessor_name : "?",
+    /* Translators: the tensors are “name” or "tensor N" */
+    _("A write to %s (generation %" PRId64 "), then %s %s the same storage through "
+      "another view (generation %" PRId64 "): the program relies on aliasing that a lazy "
+      "copy would break."),
+    writer, self->writer_gen, accessor,
     g_str_equal (self->access, "write") ? _("wrote") : _("read"), self->accessor_gen);
   return TRUE;
 }
@@ -540,6 +561,18 @@ GETTER (const char *, accessor_name, accessor_name)
 GETTER (gint64, writer_generation, writer_gen)
 GETTER (gint64, accessor_generation, accessor_gen)
 GETTER (const char *, summary, summary)
+GETTER (const char *, tensor_name, tensor_name)
+GETTER (const char *, lazy_clone_source_name, lc_src_name)
+GETTER (const char *, lazy_clone_result_name, lc_res_name)
+
+char *
+cowscope_tensor_label (const char *name, guint64 id)
+{
+  if (name != NULL)
+    return g_strdup (name);
+  /* Translators: a tensor without a name, as the sharing graph shows it */
+  return g_strdup_printf (_("tensor %" PRIu64), id);
+}
 
 /* The trigger's stack (CowscopeStackFrame). */
 GListModel *

@@ -71,6 +71,8 @@ gint64 cowscope_copy_explanation_get_lock_wait_ns (CowscopeCopyExplanation *self
 guint64 cowscope_copy_explanation_get_storage_id (CowscopeCopyExplanation *self);
 guint64 cowscope_copy_explanation_get_context_id (CowscopeCopyExplanation *self);
 guint64 cowscope_copy_explanation_get_tensor_id (CowscopeCopyExplanation *self);
+/* The name of the tensor written, or NULL. */
+const char *cowscope_copy_explanation_get_tensor_name (CowscopeCopyExplanation *self);
 
 /* The lazy clone that created the sharing: its seq (-1: unknown), time,
  * thread, op, the tensors and storages and its stack. */
@@ -82,6 +84,9 @@ guint64 cowscope_copy_explanation_get_lazy_clone_source_tensor (CowscopeCopyExpl
 guint64 cowscope_copy_explanation_get_lazy_clone_result_tensor (CowscopeCopyExplanation *self);
 guint64 cowscope_copy_explanation_get_lazy_clone_source_storage (CowscopeCopyExplanation *self);
 guint64 cowscope_copy_explanation_get_lazy_clone_result_storage (CowscopeCopyExplanation *self);
+/* The names of the lazy clone's tensors, or NULL. */
+const char *cowscope_copy_explanation_get_lazy_clone_source_name (CowscopeCopyExplanation *self);
+const char *cowscope_copy_explanation_get_lazy_clone_result_name (CowscopeCopyExplanation *self);
 GListModel *cowscope_copy_explanation_get_lazy_clone_stack (CowscopeCopyExplanation *self);
 
 /* The CUDA record that executed the copy: its cuda_activity.id (-1: none),
@@ -103,6 +108,10 @@ guint64 cowscope_copy_explanation_get_accessor_tensor (CowscopeCopyExplanation *
 const char *cowscope_copy_explanation_get_accessor_name (CowscopeCopyExplanation *self);
 gint64 cowscope_copy_explanation_get_writer_generation (CowscopeCopyExplanation *self);
 gint64 cowscope_copy_explanation_get_accessor_generation (CowscopeCopyExplanation *self);
+
+/* A tensor as the sharing graph names it: @name, or "tensor @id" when it
+ * has none (a new string). */
+char *cowscope_tensor_label (const char *name, guint64 id);
 
 /* One translated sentence summing it up. */
 const char *cowscope_copy_explanation_get_summary (CowscopeCopyExplanation *self);

@@ -8,9 +8,10 @@ struct _CowscopeEventItem {
   gint64 seq, ts, tid, type, aux, v[5], stack_id;
   guint32 pid;
   char *type_name, *op_name;
+  gboolean loaded;    /* FALSE: a placeholder, only its seq known yet */
 };
 
-enum { PROP_0, PROP_SEQ, PROP_TS, PROP_TID, PROP_TYPE_NAME, PROP_OP_NAME, N_PROPS };
+enum { PROP_0, PROP_SEQ, PROP_TS, PROP_TID, PROP_TYPE_NAME, PROP_OP_NAME, PROP_LOADED, N_PROPS };
 static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE (CowscopeEventItem, cowscope_event_item, G_TYPE_OBJECT)
@@ -36,6 +37,7 @@ cowscope_event_item_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_TID: g_value_set_int64 (value, self->tid); break;
     case PROP_TYPE_NAME: g_value_set_string (value, self->type_name); break;
     case PROP_OP_NAME: g_value_set_string (value, self->op_name); break;
+    case PROP_LOADED: g_value_set_boolean (value, self->loaded); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -56,6 +58,9 @@ cowscope_event_item_class_init (CowscopeEventItemClass *klass)
                                                     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_OP_NAME] = g_param_spec_string ("op-name", NULL, NULL, NULL,
                                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  properties[PROP_LOADED] = g_param_spec_boolean ("loaded", NULL, NULL, FALSE,
+                                                  G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                                    G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -82,8 +87,61 @@ cowscope_event_item_new (gint64 seq, gint64 ts, guint32 pid, gint64 tid, gint64 
   self->aux = aux;
   memcpy (self->v, v, sizeof self->v);
   self->stack_id = stack_id;
+  self->loaded = TRUE;
   return self;
 }
+
+/* A row whose values are still being read: only @seq is known. */
+CowscopeEventItem *
+cowscope_event_item_new_placeholder (gint64 seq)
+{
+  CowscopeEventItem *self = g_object_new (COWSCOPE_TYPE_EVENT_ITEM, NULL);
+  self->seq = seq;
+  self->ts = -1;
+  return self;
+}
+
+/* Fills placeholder @self with the values of @row (read for the same
+ * seq) and notifies "loaded": the object stays, so a list that holds it
+ * (and a selection of it) keeps it. */
+void
+cowscope_event_item_fill (CowscopeEventItem *self, CowscopeEventItem *row)
+{
+  g_return_if_fail (COWSCOPE_IS_EVENT_ITEM (self));
+  g_return_if_fail (COWSCOPE_IS_EVENT_ITEM (row));
+  if (self->loaded)
+    return;
+  self->seq = row->seq;
+  self->ts = row->ts;
+  self->pid = row->pid;
+  self->tid = row->tid;
+  self->type = row->type;
+  g_free (self->type_name);
+  self->type_name = g_strdup (row->type_name);
+  g_free (self->op_name);
+  self->op_name = g_strdup (row->op_name);
+  self->aux = row->aux;
+  memcpy (self->v, row->v, sizeof self->v);
+  self->stack_id = row->stack_id;
+  self->loaded = TRUE;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADED]);
+}
+
+/* Makes @self a placeholder for @seq again (its table's order changed)
+ * and notifies "loaded". */
+void
+cowscope_event_item_reset (CowscopeEventItem *self, gint64 seq)
+{
+  g_return_if_fail (COWSCOPE_IS_EVENT_ITEM (self));
+  gboolean was_loaded = self->loaded;
+  self->seq = seq;
+  self->ts = -1;
+  self->loaded = FALSE;
+  if (was_loaded)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_LOADED]);
+}
+
+gboolean cowscope_event_item_get_loaded (CowscopeEventItem *self) { return self->loaded; }
 
 gint64 cowscope_event_item_get_seq (CowscopeEventItem *self) { return self->seq; }
 gint64 cowscope_event_item_get_ts (CowscopeEventItem *self) { return self->ts; }

@@ -13,6 +13,12 @@ CowscopeEventItem *cowscope_event_item_new (gint64 seq, gint64 ts, guint32 pid, 
                                             gint64 type, const char *type_name,
                                             const char *op_name, gint64 aux,
                                             const gint64 v[5], gint64 stack_id);
+/* A row not read yet (the table's page cache): only @seq is known,
+ * "loaded" is FALSE until cowscope_event_item_fill(). */
+CowscopeEventItem *cowscope_event_item_new_placeholder (gint64 seq);
+void cowscope_event_item_fill (CowscopeEventItem *self, CowscopeEventItem *row);
+void cowscope_event_item_reset (CowscopeEventItem *self, gint64 seq);
+gboolean cowscope_event_item_get_loaded (CowscopeEventItem *self);
 gint64 cowscope_event_item_get_seq (CowscopeEventItem *self);
 gint64 cowscope_event_item_get_ts (CowscopeEventItem *self);
 guint32 cowscope_event_item_get_pid (CowscopeEventItem *self);

@@ -35,6 +35,24 @@ get_n_items (GListModel *model)
   return COWSCOPE_EVENT_LIST (model)->n_items;
 }
 
+#define ROW_COLUMNS "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
+
+/* The item for the row @stmt (ROW_COLUMNS) is on. */
+static CowscopeEventItem *
+item_of_row (CowscopeSessionDocument *document, sqlite3_stmt *stmt)
+{
+  gint64 v[5];
+  for (int k = 0; k < 5; k++)
+    v[k] = cowscope_format_column_int (stmt, 7 + k, 0);
+  gint64 type = cowscope_format_column_int (stmt, 4, 0);
+  return cowscope_event_item_new (
+    sqlite3_column_int64 (stmt, 0), cowscope_format_column_int (stmt, 1, 0),
+    (guint32) cowscope_format_column_int (stmt, 2, 0), cowscope_format_column_int (stmt, 3, 0),
+    type, cowscope_session_document_event_type_name (document, type),
+    cowscope_session_document_op_name (document, cowscope_format_column_int (stmt, 5, 0)),
+    cowscope_format_column_int (stmt, 6, 0), v, cowscope_format_column_int (stmt, 12, 0));
+}
+
 /* Reads row @position; NULL past the end or when the file fails. */
 static gpointer
 get_item (GListModel *model, guint position)
@@ -42,43 +60,10 @@ get_item (GListModel *model, guint position)
   CowscopeEventList *self = COWSCOPE_EVENT_LIST (model);
   if (position >= self->n_items)
     return NULL;
-  sqlite3 *db = cowscope_session_document_acquire_db (self->document, NULL);
-  if (db == NULL)
-    return NULL;
-  gboolean by_seq = self->order != NULL || self->dense;
-  gint64 key = self->order != NULL ? g_array_index (self->order, gint64, position)
-               : self->dense       ? self->first_seq + position
-                                   : position;
-  const char *sql = by_seq
-    ? "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
-      " WHERE seq = ?1"
-    : "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id FROM events"
-      " ORDER BY seq LIMIT 1 OFFSET ?1";
-  CowscopeEventItem *item = NULL;
-  sqlite3_stmt *stmt = cowscope_format_statement (db, cowscope_session_document_get_path (self->document), sql, NULL);
-  if (stmt != NULL)
-    {
-      sqlite3_bind_int64 (stmt, 1, key);
-      if (sqlite3_step (stmt) == SQLITE_ROW)
-        {
-          gint64 v[5];
-          for (int k = 0; k < 5; k++)
-            v[k] = cowscope_format_column_int (stmt, 7 + k, 0);
-          gint64 type = cowscope_format_column_int (stmt, 4, 0);
-          item = cowscope_event_item_new (
-            sqlite3_column_int64 (stmt, 0), cowscope_format_column_int (stmt, 1, 0),
-            (guint32) cowscope_format_column_int (stmt, 2, 0),
-            cowscope_format_column_int (stmt, 3, 0), type,
-            cowscope_session_document_event_type_name (self->document, type),
-            cowscope_session_document_op_name (self->document,
-                                               cowscope_format_column_int (stmt, 5, 0)),
-            cowscope_format_column_int (stmt, 6, 0), v,
-            cowscope_format_column_int (stmt, 12, 0));
-        }
-      sqlite3_finalize (stmt);
-    }
-  cowscope_session_document_release_db (self->document, db);
-  return item;
+  gint64 seq = cowscope_event_list_get_seq (self, position);
+  g_autoptr (GPtrArray) rows = cowscope_event_list_read_rows (self->document, seq >= 0 ? &seq : NULL, 1,
+                                                              position, NULL);
+  return rows != NULL && rows->len == 1 ? g_object_ref (rows->pdata[0]) : NULL;
 }
 
 static void
@@ -149,6 +134,64 @@ cowscope_event_list_position_of (CowscopeEventList *self, gint64 seq)
   if (!self->dense || seq < self->first_seq || seq - self->first_seq >= self->n_items)
     return -1;
   return seq - self->first_seq;
+}
+
+CowscopeSessionDocument *
+cowscope_event_list_get_document (CowscopeEventList *self)
+{
+  g_return_val_if_fail (COWSCOPE_IS_EVENT_LIST (self), NULL);
+  return self->document;
+}
+
+gint64
+cowscope_event_list_get_seq (CowscopeEventList *self, guint position)
+{
+  g_return_val_if_fail (COWSCOPE_IS_EVENT_LIST (self), -1);
+  if (position >= self->n_items)
+    return -1;
+  if (self->order != NULL)
+    return g_array_index (self->order, gint64, position);
+  return self->dense ? self->first_seq + position : -1;
+}
+
+/* Any thread: one statement for a page of rows, stepped once per seq (an
+ * indexed lookup each) or walked from @offset in seq order. */
+GPtrArray *
+cowscope_event_list_read_rows (CowscopeSessionDocument *document, const gint64 *seqs, guint n,
+                               guint offset, GError **error)
+{
+  g_return_val_if_fail (COWSCOPE_IS_SESSION_DOCUMENT (document), NULL);
+  sqlite3 *db = cowscope_session_document_acquire_db (document, error);
+  if (db == NULL)
+    return NULL;
+  const char *path = cowscope_session_document_get_path (document);
+  sqlite3_stmt *stmt = cowscope_format_statement (
+    db, path, seqs != NULL ? ROW_COLUMNS " WHERE seq = ?1" : ROW_COLUMNS " ORDER BY seq LIMIT ?2 OFFSET ?1",
+    error);
+  GPtrArray *rows = NULL;
+  if (stmt != NULL)
+    {
+      rows = g_ptr_array_new_full (n, g_object_unref);
+      int rc = SQLITE_DONE;
+      for (guint i = 0; i < (seqs != NULL ? n : 1) && (rc == SQLITE_DONE || rc == SQLITE_ROW); i++)
+        {
+          sqlite3_reset (stmt);
+          sqlite3_bind_int64 (stmt, 1, seqs != NULL ? seqs[i] : (gint64) offset);
+          if (seqs == NULL)
+            sqlite3_bind_int64 (stmt, 2, n);
+          while ((rc = sqlite3_step (stmt)) == SQLITE_ROW)
+            g_ptr_array_add (rows, item_of_row (document, stmt));
+        }
+      if (rc != SQLITE_DONE)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, _("Could not read the events of “%s”: %s"),
+                       path, sqlite3_errmsg (db));
+          g_clear_pointer (&rows, g_ptr_array_unref);
+        }
+      sqlite3_finalize (stmt);
+    }
+  cowscope_session_document_release_db (document, db);
+  return rows;
 }
 
 /* ---- sorting and filtering in SQL ------------------------------------- */

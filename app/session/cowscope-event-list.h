@@ -35,6 +35,18 @@ typedef enum {
 
 CowscopeEventList *cowscope_event_list_new (CowscopeSessionDocument *document);
 
+CowscopeSessionDocument *cowscope_event_list_get_document (CowscopeEventList *self);
+
+/* The seq of the row at @position, without reading it (-1 past the end,
+ * or in the natural order of a table whose seqs have gaps). */
+gint64 cowscope_event_list_get_seq (CowscopeEventList *self, guint position);
+
+/* Reads the rows of @seqs (@n of them, in that order; a seq not in the
+ * table is skipped), or with @seqs NULL the @n rows from position
+ * @offset in seq order.  Any thread: the list's own state is not read. */
+GPtrArray *cowscope_event_list_read_rows (CowscopeSessionDocument *document, const gint64 *seqs,
+                                          guint n, guint offset, GError **error);
+
 /* The position of event @seq, or -1 when it is not in the list. */
 gint64 cowscope_event_list_position_of (CowscopeEventList *self, gint64 seq);
 

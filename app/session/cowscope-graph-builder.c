@@ -4,8 +4,9 @@
  *
  * The checkpoint is one packed state (checkpoint_states) and the events
  * after it one packed replay (checkpoint_replays), free times and names
- * included (records: cowscope-packed-records.h).  Each document keeps a small cache so that moving
- * the cursor does not start from the file again:
+ * included (records: cowscope-packed-records.h).  Each document keeps a
+ * small cache so that moving the cursor does not start from the file
+ * again:
  *   - the last few decoded checkpoint states (copied, never changed);
  *   - the state the last build ended with, and where it stopped in its
  *     replay: a later instant in the same checkpoint interval applies
@@ -16,15 +17,28 @@
  *   - the copies and steals of the storages that ever stole, read once:
  *     a checkpoint state does not say how a storage left its context, so
  *     each decoded state is told which of its storages stole their bytes.
- * Builds of one document may run in several threads at once; the cache
- * hands its state to one of them at a time.
-
+ * A build whose checkpoint is not decoded yet decodes it straight into
+ * its own state (no copy on the way), and a worker thread decodes it
+ * again for the cache at the lowest priority (for the steps back, and a
+ * later return).  When the cursor moves about one place (the build
+ * before was less than two intervals away) the worker also decodes the
+ * checkpoint's two neighbours, for the cursor crossing into the next or
+ * the previous interval.  The first build (opening a session) leaves the
+ * cache alone.  Builds of one document may
+ * run in several threads at once; the cache hands its state to one of
+ * them at a time.
  */
 #include "cowscope-sharing-graph-private.h"
 
 #include <glib/gi18n-lib.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "cowscope-format-open.h"
 #include "cowscope-graph-state.h"
@@ -78,6 +92,8 @@ typedef struct {
   CowscopeGraphState *spare; /* an evicted state's memory, to decode into */
   Cursor *cursor;           /* NULL while a build has it */
   Cursor *anchor;           /* see the file comment; NULL: none */
+  guint generation;         /* bumped by each request to decode ahead */
+  gint64 last_seq;          /* the instant of the last build; -1: none yet */
 } Cache;
 
 static void
@@ -105,6 +121,7 @@ static void
 cache_clear (Cache *cache)
 {
   g_mutex_lock (&cache->lock);
+  cache->generation++; /* requests to decode ahead made before are void */
   Decoded *d;
   while ((d = g_queue_pop_head (&cache->decoded)) != NULL)
     decoded_unref (d);
@@ -144,6 +161,7 @@ cache_get (CowscopeSessionDocument *document)
       g_mutex_init (&cache->lock);
       g_queue_init (&cache->decoded);
       cache->max_bytes = CACHE_BYTES;
+      cache->last_seq = -1;
       g_object_set_data_full (G_OBJECT (document), "cowscope-graph-cache", cache, cache_free);
     }
   g_mutex_unlock (&create_lock);
@@ -190,6 +208,16 @@ cache_add_decoded (Cache *cache, Decoded *d)
 }
 
 /* ---- building ------------------------------------------------------------ */
+
+/* This thread's CPU time in microseconds (the trace's clock: on a loaded
+ * machine wall time mostly measures the other processes). */
+static gint64
+thread_cpu_us (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
+}
 
 typedef struct {
   CowscopeSessionDocument *document;
@@ -386,24 +414,29 @@ load_packed_state (Builder *b, gint64 cp_id, gsize extra, CowscopeGraphState *in
   CowscopePackedReader r;
   cowscope_packed_reader_init (&r, data, len);
   CowscopeObjectKey key = { 0 };
-  /* Objects come sorted by (kind, pid, id): while they do, each is new. */
+  /* Objects come sorted by (kind, pid, id): while they do, each is new,
+   * and they are appended, indexed all at once at the end. */
   gboolean sorted = TRUE, first = TRUE;
   while (!cowscope_packed_reader_done (&r))
     {
       CowscopeObjectKey prev = key;
       if (!cowscope_object_read_key (&r, &key))
         break;
-      sorted = sorted
-               && (first || key.kind > prev.kind || (key.kind == prev.kind && key.pid > prev.pid)
-                   || (key.kind == prev.kind && key.pid == prev.pid && key.id > prev.id));
+      if (sorted && !first && !(key.kind > prev.kind || (key.kind == prev.kind && key.pid > prev.pid)
+                                || (key.kind == prev.kind && key.pid == prev.pid && key.id > prev.id)))
+        {
+          sorted = FALSE;
+          cowscope_graph_state_end_append (st);
+        }
       first = FALSE;
-      CowscopeLiveObject *o = sorted ? cowscope_graph_state_add_new (st, key.kind, key.pid, key.id)
+      CowscopeLiveObject *o = sorted ? cowscope_graph_state_append (st, key.kind, key.pid, key.id)
                                      : cowscope_graph_state_add (st, key.kind, key.pid, key.id);
       gsize name_len;
       const char *name = cowscope_object_read_body (&r, o, cp_ts, &name_len);
       if (name != NULL)
         cowscope_graph_state_set_name (st, o, name, (gssize) name_len);
     }
+  cowscope_graph_state_end_append (st);
   if (!cowscope_packed_reader_ok (&r))
     {
       set_damaged (b, error, "a checkpoint state cannot be read");
@@ -451,30 +484,27 @@ decode (Builder *b, gint64 cp_id, CowscopeGraphState *into, GError **error)
   return d;
 }
 
-/* A cursor at checkpoint @cp_id (-1: the start), from @cache's decoded
- * states (NULL: no cache) or the file; its state reuses the memory of
+/* A cursor at checkpoint @cp_id (-1: the start): a copy of @cache's
+ * decoded state, or else decoded from the file straight into the
+ * cursor's state (*@decoded set TRUE); the state reuses the memory of
  * @recycled (taken; NULL: none) when it can. */
 static Cursor *
 cursor_new (Builder *b, Cache *cache, gint64 cp_id, gint64 cp_seq,
-            CowscopeGraphState *recycled, GError **error)
+            CowscopeGraphState *recycled, gboolean *decoded, GError **error)
 {
   g_autoptr (CowscopeGraphState) old = recycled;
   Decoded *d = NULL;
-  CowscopeGraphState *spare = NULL;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
-      if ((d = cache_find_decoded (cache, cp_id)) == NULL)
-        spare = g_steal_pointer (&cache->spare);
+      d = cache_find_decoded (cache, cp_id);
+      if (d == NULL && old == NULL)
+        old = g_steal_pointer (&cache->spare);
       g_mutex_unlock (&cache->lock);
     }
-  if (d == NULL)
-    {
-      if ((d = decode (b, cp_id, spare, error)) == NULL)
-        return NULL;
-      if (cache != NULL)
-        cache_add_decoded (cache, d);
-    }
+  *decoded = d == NULL;
+  if (d == NULL && (d = decode (b, cp_id, g_steal_pointer (&old), error)) == NULL)
+    return NULL;
   Cursor *c = g_new0 (Cursor, 1);
   c->cp_id = cp_id;
   c->cp_seq = cp_seq;
@@ -482,7 +512,7 @@ cursor_new (Builder *b, Cache *cache, gint64 cp_id, gint64 cp_seq,
   c->replay = g_bytes_ref (d->replay);
   c->extra = d->extra;
   c->n_events = d->n_events;
-  if (cache == NULL)
+  if (*decoded)
     c->st = g_steal_pointer (&d->st); /* d is not shared */
   else
     c->st = cowscope_graph_state_copy (d->st, d->extra, g_steal_pointer (&old));
@@ -501,6 +531,22 @@ cursor_copy (const Cursor *c, CowscopeGraphState *into)
   return copy;
 }
 
+/* One replayed event, read ahead of its application. */
+typedef struct {
+  CowscopeReplayEvent ev; /* the decoder's running values after it */
+  const guint8 *end;      /* where its record ends */
+  gint64 free_ts;         /* of the object it creates */
+  const char *name;       /* of the tensor it creates (name_len bytes), or NULL */
+  gsize name_len;
+} Ahead;
+
+/* Events read ahead of the one applied (a power of two): the state's
+ * entries for each are requested when it is read (PREFETCH_FAR) and its
+ * object a few events before it is applied (PREFETCH_NEAR), so that the
+ * cache misses of successive events overlap. */
+#define N_AHEAD 16
+#define PREFETCH_NEAR 4
+
 /* Applies the packed events of @c's interval after c->seq up to @seq,
  * with the free times and names of the objects they create. */
 static gboolean
@@ -512,45 +558,71 @@ replay_packed (Builder *b, Cursor *c, gint64 seq, guint64 *n_applied, GCancellab
   CowscopePackedReader r;
   cowscope_packed_reader_init (&r, data + c->offset, len - c->offset);
   CowscopeReplayEvent ev = c->last;
-  while (!cowscope_packed_reader_done (&r))
+  Ahead ring[N_AHEAD];
+  guint head = 0, n = 0; /* ring[head] is applied next; n are read */
+  gboolean more = TRUE;  /* events after the ring's up to @seq may remain */
+  for (;;)
     {
-      /* The deltas' bases, to step back over an event after @seq. */
-      const guint8 *start = r.p;
-      gint64 prev_seq = ev.seq, prev_ts = ev.ts, prev_pid = ev.pid;
-      cowscope_replay_read_head (&r, &ev);
-      if (!cowscope_packed_reader_ok (&r))
-        break;
-      if (ev.seq > seq)
+      /* Read ahead until the ring is full, past @seq or at the end. */
+      while (more && n < N_AHEAD)
         {
-          r.p = start;
-          ev.seq = prev_seq;
-          ev.ts = prev_ts;
-          ev.pid = prev_pid;
-          break;
+          if (cowscope_packed_reader_done (&r))
+            {
+              more = FALSE;
+              break;
+            }
+          CowscopeReplayEvent next = ev;
+          cowscope_replay_read_head (&r, &next);
+          if (!cowscope_packed_reader_ok (&r) || next.seq > seq)
+            {
+              more = FALSE;
+              break;
+            }
+          Ahead *a = &ring[(head + n) & (N_AHEAD - 1)];
+          a->name = cowscope_replay_read_tail (&r, &next, &a->free_ts, &a->name_len);
+          if (!cowscope_packed_reader_ok (&r))
+            {
+              more = FALSE;
+              break;
+            }
+          a->ev = ev = next;
+          a->end = r.p;
+          cowscope_graph_state_prefetch (c->st, ev.type, (guint32) ev.pid, ev.v, FALSE);
+          n++;
         }
+      if (n == 0)
+        break;
+      if (n > PREFETCH_NEAR)
+        {
+          const Ahead *near = &ring[(head + PREFETCH_NEAR) & (N_AHEAD - 1)];
+          cowscope_graph_state_prefetch (c->st, near->ev.type, (guint32) near->ev.pid, near->ev.v,
+                                         TRUE);
+        }
+      const Ahead *a = &ring[head];
       CowscopeLiveObject *born =
-        cowscope_graph_state_apply (c->st, ev.type, ev.aux, (guint32) ev.pid, ev.v);
-      gint64 free_ts;
-      gsize name_len;
-      const char *name = cowscope_replay_read_tail (&r, &ev, &free_ts, &name_len);
+        cowscope_graph_state_apply (c->st, a->ev.type, a->ev.aux, (guint32) a->ev.pid, a->ev.v);
       if (born != NULL)
         {
-          born->free_ts = free_ts;
-          if (name != NULL)
-            cowscope_graph_state_set_name (c->st, born, name, (gssize) name_len);
+          born->free_ts = a->free_ts;
+          if (a->name != NULL)
+            cowscope_graph_state_set_name (c->st, born, a->name, (gssize) a->name_len);
         }
+      head = (head + 1) & (N_AHEAD - 1);
+      n--;
       c->n_replayed++;
       if ((++*n_applied & 0x3fff) == 0
           && g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
+      /* Keep where the last applied event ends: the next build goes on
+       * from there. */
+      c->offset = (gsize) (a->end - data);
+      c->last = a->ev;
     }
   if (!cowscope_packed_reader_ok (&r))
     {
       set_damaged (b, error, "a checkpoint replay cannot be read");
       return FALSE;
     }
-  c->offset = (gsize) (r.p - data);
-  c->last = ev;
   c->seq = seq;
   return TRUE;
 }
@@ -569,20 +641,165 @@ time_of (Builder *b, gint64 seq, gint64 *time, GError **error)
   return TRUE;
 }
 
+/* ---- decoding ahead ---------------------------------------------------------- */
+
+/* Decoded checkpoints the worker keeps ready: the cursor's and its two
+ * neighbours. */
+#define N_AHEAD_CHECKPOINTS 3
+
+typedef struct {
+  CowscopeSessionDocument *document; /* a reference */
+  guint generation;                  /* void once the cache's has moved on */
+  gint64 cp_id, cp_seq;              /* the checkpoint the cursor is in */
+  gboolean neighbours;               /* its neighbours too */
+} AheadJob;
+
+static void
+ahead_job_free (AheadJob *job)
+{
+  g_object_unref (job->document);
+  g_free (job);
+}
+
+/* The checkpoints next to @cp_seq (-1: before the first), ids into
+ * @ids[0] (the one after) and @ids[1] (the one before; -1: the start);
+ * G_MININT64 where there is none. */
+static void
+neighbours (Builder *b, gint64 cp_seq, gint64 ids[2])
+{
+  ids[0] = ids[1] = G_MININT64;
+  g_autoptr (sqlite3_stmt) next = cowscope_format_statement (
+    b->db, b->path, "SELECT id FROM checkpoints WHERE seq > ?1 ORDER BY seq, id LIMIT 1", NULL);
+  if (next != NULL)
+    {
+      sqlite3_bind_int64 (next, 1, cp_seq);
+      if (sqlite3_step (next) == SQLITE_ROW)
+        ids[0] = INT (next, 0);
+    }
+  if (cp_seq < 0)
+    return;
+  g_autoptr (sqlite3_stmt) prev = cowscope_format_statement (
+    b->db, b->path,
+    "SELECT id FROM checkpoints WHERE seq < ?1 ORDER BY seq DESC, id DESC LIMIT 1", NULL);
+  if (prev != NULL)
+    {
+      sqlite3_bind_int64 (prev, 1, cp_seq);
+      ids[1] = sqlite3_step (prev) == SQLITE_ROW ? INT (prev, 0) : -1;
+    }
+}
+
+/* Claims @cp_id for the worker: FALSE when the request is void, the
+ * checkpoint is decoded already, or the cache has no room for the
+ * checkpoints the worker keeps (it would evict what it just decoded). */
+static gboolean
+ahead_claim (Cache *cache, const AheadJob *job, gint64 cp_id)
+{
+  g_mutex_lock (&cache->lock);
+  gboolean claim = job->generation == cache->generation;
+  for (GList *l = cache->decoded.head; claim && l != NULL; l = l->next)
+    claim = ((Decoded *) l->data)->cp_id != cp_id;
+  if (claim && cache->decoded.head != NULL)
+    claim = cache->max_bytes
+            >= (N_AHEAD_CHECKPOINTS + 1) * decoded_size (cache->decoded.head->data);
+  g_mutex_unlock (&cache->lock);
+  return claim;
+}
+
+/* The worker: decodes the job's checkpoint and its neighbours into the
+ * cache, skipping those decoded already, stopping once a newer request
+ * came in. */
+static void
+ahead_run (gpointer data, gpointer pool_data)
+{
+  AheadJob *job = data;
+  (void) pool_data;
+#ifdef __linux__
+  /* This thread only (Linux nice values are per thread): the work is for
+   * later and must never slow down what the user waits for. */
+  static GPrivate niced;
+  if (g_private_get (&niced) == NULL)
+    {
+      setpriority (PRIO_PROCESS, (id_t) syscall (SYS_gettid), 19);
+      g_private_set (&niced, GINT_TO_POINTER (1));
+    }
+#endif
+  Cache *cache = cache_get (job->document);
+  Builder b = { .document = job->document,
+                .path = cowscope_session_document_get_path (job->document) };
+  b.db = cowscope_session_document_acquire_db (job->document, NULL);
+  /* A build read the steals before it asked for this work. */
+  g_mutex_lock (&cache->lock);
+  if (cache->steals != NULL)
+    b.steals = g_array_ref (cache->steals);
+  g_mutex_unlock (&cache->lock);
+  if (b.db != NULL && b.steals != NULL)
+    {
+      gint64 ids[N_AHEAD_CHECKPOINTS] = { job->cp_id, G_MININT64, G_MININT64 };
+      if (job->neighbours)
+        neighbours (&b, job->cp_seq, ids + 1);
+      for (guint k = 0; k < N_AHEAD_CHECKPOINTS; k++)
+        {
+          if (ids[k] == G_MININT64 || !ahead_claim (cache, job, ids[k]))
+            continue;
+          g_mutex_lock (&cache->lock);
+          CowscopeGraphState *spare = g_steal_pointer (&cache->spare);
+          g_mutex_unlock (&cache->lock);
+          Decoded *d = decode (&b, ids[k], spare, NULL);
+          if (d != NULL)
+            {
+              cache_add_decoded (cache, d);
+              decoded_unref (d);
+            }
+        }
+    }
+  if (b.db != NULL)
+    cowscope_session_document_release_db (job->document, b.db);
+  g_clear_pointer (&b.steals, g_array_unref);
+  ahead_job_free (job);
+}
+
+/* Asks the worker to decode checkpoint @cp_id (at @cp_seq) and, when
+ * @with_neighbours, the ones next to it; earlier requests for @document
+ * become void. */
+static void
+ahead_request (CowscopeSessionDocument *document, Cache *cache, gint64 cp_id, gint64 cp_seq,
+               gboolean with_neighbours)
+{
+  static GThreadPool *pool; /* one thread for every document: work for later */
+  static gsize pool_ready;
+  if (g_once_init_enter (&pool_ready))
+    {
+      pool = g_thread_pool_new (ahead_run, NULL, 1, TRUE, NULL);
+      g_once_init_leave (&pool_ready, 1);
+    }
+  AheadJob *job = g_new0 (AheadJob, 1);
+  job->document = g_object_ref (document);
+  job->cp_id = cp_id;
+  job->cp_seq = cp_seq;
+  job->neighbours = with_neighbours;
+  g_mutex_lock (&cache->lock);
+  job->generation = ++cache->generation;
+  g_mutex_unlock (&cache->lock);
+  g_thread_pool_push (pool, job, NULL);
+}
+
 /* The graph after @seq from checkpoint @cp_id (-1: the start),
  * through @cache when not NULL. */
 static CowscopeSharingGraph *
 build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
               gint64 freed_soon_ns, GCancellable *cancellable, GError **error)
 {
-  gint64 t0 = g_get_monotonic_time ();
-  const char *from = "checkpoint";
+  gint64 t0 = thread_cpu_us (), w0 = g_get_monotonic_time ();
+  const char *from = "a decoded checkpoint";
   Cursor *c = NULL, *anchor = NULL;
   CowscopeGraphState *recycled = NULL, *old_anchor = NULL;
-  gboolean back = FALSE;
+  gboolean back = FALSE, decoded = FALSE;
+  gint64 last_seq = -1;
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);
+      last_seq = cache->last_seq;
+      cache->last_seq = seq;
       Cursor *last = cache->cursor, *a = cache->anchor;
       if (last != NULL && last->cp_id == cp_id && last->seq <= seq)
         {
@@ -613,9 +830,17 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
       g_mutex_unlock (&cache->lock);
       cursor_free (anchor);
     }
-  else if (c == NULL && (c = cursor_new (b, cache, cp_id, cp_seq, recycled, error)) == NULL)
-    return NULL;
-  gint64 t1 = g_get_monotonic_time ();
+  else if (c == NULL)
+    {
+      if ((c = cursor_new (b, cache, cp_id, cp_seq, recycled, &decoded, error)) == NULL)
+        return NULL;
+      /* From its checkpoint: have it decoded for the next moves (and its
+       * neighbours, when the cursor moves about one place). */
+      gboolean near = last_seq >= 0 && ABS (seq - last_seq) <= 2 * MAX (c->n_events, 1);
+      if (cache != NULL && last_seq >= 0 && (decoded || near))
+        ahead_request (b->document, cache, cp_id, cp_seq, near);
+    }
+  gint64 t1 = thread_cpu_us ();
   guint64 n_applied = 0;
   /* Moving back a long way from the checkpoint: keep an anchor a little
    * before this instant for the next steps back. */
@@ -644,7 +869,7 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
       cursor_free (c);
       return NULL;
     }
-  gint64 t2 = g_get_monotonic_time ();
+  gint64 t2 = thread_cpu_us ();
   CowscopeGraphAssembleOptions options = {
     .seq = seq,
     .time = time,
@@ -656,10 +881,10 @@ build_packed (Builder *b, Cache *cache, gint64 seq, gint64 cp_id, gint64 cp_seq,
   };
   CowscopeSharingGraph *graph = cowscope_sharing_graph_new_from_state (c->st, &options);
   if (g_getenv ("COWSCOPE_GRAPH_TRACE"))
-    g_printerr ("graph: from %s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
-                " assemble %.1f ms\n",
-                from, (t1 - t0) / 1e3, n_applied,
-                (t2 - t1) / 1e3, (g_get_monotonic_time () - t2) / 1e3);
+    g_printerr ("graph: from %s%s %.1f ms, replay %" G_GUINT64_FORMAT " events %.1f ms,"
+                " assemble %.1f ms (CPU; %.1f ms wall)\n",
+                decoded ? "the file: " : "", from, (t1 - t0) / 1e3, n_applied, (t2 - t1) / 1e3,
+                (thread_cpu_us () - t2) / 1e3, (g_get_monotonic_time () - w0) / 1e3);
   if (cache != NULL)
     {
       g_mutex_lock (&cache->lock);

@@ -159,7 +159,14 @@ cowscope_ipc_lanes_load (CowscopeSessionDocument *document, sqlite3 *db, const c
       for (guint k = 0; k < n_processes && title == NULL; k++)
         {
           const CowscopeProcessInfo *p = cowscope_session_document_get_process (document, k);
-          if (p->pid == pid)
+          if (p->pid == pid && p->group != NULL)
+            {
+              /* A merged session's process heads its member's lanes:
+               * "rank 3 · train". */
+              g_autofree char *program = cowscope_ipc_process_program (p);
+              title = g_strdup_printf (_("%s · %s"), p->group, program);
+            }
+          else if (p->pid == pid)
             title = cowscope_ipc_process_program (p); /* the view shows the pid below */
         }
       if (title == NULL)

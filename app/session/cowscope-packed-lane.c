@@ -74,9 +74,13 @@ struct _CowscopeChunkStore {
   guint8 event_kinds[256];       /* thread lanes: by event type */
   guint8 materialize_kinds[256]; /* materialize_end: by the low byte of aux */
 
-  GMutex lock;          /* protects everything below, and every Chunk's state */
+  GMutex db_lock;       /* protects db and select: one reader of the file */
   sqlite3 *db;
   sqlite3_stmt *select;
+
+  GMutex lock;          /* protects everything below, and every Chunk's state;
+                         * never held while a chunk is read or decoded, so a
+                         * query that needs no decoding never waits for one */
   GHashTable *decoded;  /* &key -> Decoded* (the store's reference) */
   GQueue lru;           /* Decoded links, most recently used first */
   gsize used, budget;
@@ -186,6 +190,7 @@ cowscope_chunk_store_new (const char *path, const char *name, const guint8 cuda_
       store->materialize_kinds[i] = cowscope_timeline_event_kind (COW_EVENT_MATERIALIZE_END, i);
     }
   g_mutex_init (&store->lock);
+  g_mutex_init (&store->db_lock);
   store->decoded = g_hash_table_new (g_int64_hash, g_int64_equal);
   g_queue_init (&store->lru);
   store->budget = COWSCOPE_CHUNK_STORE_DEFAULT_BUDGET;
@@ -212,6 +217,7 @@ cowscope_chunk_store_unref (CowscopeChunkStore *store)
   g_clear_pointer (&store->db, sqlite3_close);
   g_clear_error (&store->error);
   g_mutex_clear (&store->lock);
+  g_mutex_clear (&store->db_lock);
   g_free (store->path);
   g_free (store->name);
   g_free (store);
@@ -273,7 +279,8 @@ cowscope_chunk_store_take_error (CowscopeChunkStore *store)
   return error;
 }
 
-/* Reads and decodes chunk @c of @lane; NULL with @error. */
+/* Reads and decodes chunk @c of @lane (store->db_lock held; @c's row
+ * values never change); NULL with @error. */
 static Decoded *
 load_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Chunk *c,
              GError **error)
@@ -321,28 +328,52 @@ load_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Ch
   return d;
 }
 
+/* Chunk @c of @lane from the store (a new reference; store->lock held),
+ * or NULL when it is not decoded there. */
+static Decoded *
+store_lookup_locked (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Chunk *c)
+{
+  gint64 key = lane->lane_id << 32 | c->chunk;
+  Decoded *d = g_hash_table_lookup (store->decoded, &key);
+  if (d == NULL)
+    return NULL;
+  store->hits++;
+  d->used_us = g_get_monotonic_time ();
+  g_queue_unlink (&store->lru, &d->link);
+  g_queue_push_head_link (&store->lru, &d->link);
+  g_atomic_int_inc (&d->refs);
+  return d;
+}
+
 /* Chunk @c of @lane decoded (a new reference), or NULL when it is
- * damaged. */
+ * damaged.  The chunk is read and decoded outside store->lock (under
+ * store->db_lock): other queries go on meanwhile. */
 static Decoded *
 store_get (CowscopeChunkStore *store, const CowscopePackedLane *lane, Chunk *c)
 {
-  gint64 key = lane->lane_id << 32 | c->chunk;
   g_mutex_lock (&store->lock);
-  Decoded *d = NULL;
-  if (c->state == CHUNK_DAMAGED)
-    goto out;
-  d = g_hash_table_lookup (store->decoded, &key);
-  if (d != NULL)
-    {
-      store->hits++;
-      d->used_us = g_get_monotonic_time ();
-      g_queue_unlink (&store->lru, &d->link);
-      g_queue_push_head_link (&store->lru, &d->link);
-      g_atomic_int_inc (&d->refs);
-      goto out;
-    }
+  Decoded *d = c->state == CHUNK_DAMAGED ? NULL : store_lookup_locked (store, lane, c);
+  gboolean done = d != NULL || c->state == CHUNK_DAMAGED;
+  g_mutex_unlock (&store->lock);
+  if (done)
+    return d;
+
   GError *error = NULL;
-  d = load_locked (store, lane, c, &error);
+  g_mutex_lock (&store->db_lock);
+  /* Another thread may have decoded it while this one waited. */
+  g_mutex_lock (&store->lock);
+  d = store_lookup_locked (store, lane, c);
+  g_mutex_unlock (&store->lock);
+  if (d == NULL)
+    d = load_locked (store, lane, c, &error);
+  else
+    {
+      g_mutex_unlock (&store->db_lock);
+      return d;
+    }
+  g_mutex_unlock (&store->db_lock);
+
+  g_mutex_lock (&store->lock);
   store->loads++;
   if (d == NULL)
     {
@@ -582,16 +613,57 @@ pixel_at (const CowscopePixelSum *sum, gint64 t)
   return cowscope_pixels_of (sum->px, t);
 }
 
-void
-cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width,
-                            GArray *items)
+/* Chunk @c of @lane if the store holds it decoded (a new reference),
+ * else NULL; never reads the file. */
+static Decoded *
+store_peek (CowscopeChunkStore *store, const CowscopePackedLane *lane, const Chunk *c)
+{
+  g_mutex_lock (&store->lock);
+  Decoded *d = c->state == CHUNK_DAMAGED ? NULL : store_lookup_locked (store, lane, c);
+  g_mutex_unlock (&store->lock);
+  return d;
+}
+
+/* Chunk @c's instants in [@px's t0, t1) as if they were spread evenly
+ * over its time span (its row gives only that span and their number), in
+ * buckets of kind COWSCOPE_ITEM_OTHER of at least two: what a query that
+ * may not read the file draws until the chunk is decoded. */
+static void
+spread_chunk (CowscopePixelSum *sum, const CowscopePixels *px, const Chunk *c)
+{
+  gint64 first = MAX (c->first_ts, px->t0), last = MIN (c->last_ts, px->t1 - 1);
+  if (last < first)
+    return;
+  double span = (double) (c->last_ts - c->first_ts + 1);
+  guint32 counts[COWSCOPE_N_ITEM_KINDS] = { 0 };
+  guint64 before = 0; /* instants put in pixels so far */
+  for (guint p = cowscope_pixels_of (px, first); p < px->width; p++)
+    {
+      gint64 right = MIN (cowscope_pixels_edge (px, p + 1), last + 1);
+      guint64 upto = (guint64) ((double) c->n * (double) (right - c->first_ts) / span);
+      if (upto >= before + 2)
+        {
+          counts[COWSCOPE_ITEM_OTHER] = (guint32) (upto - before);
+          cowscope_pixel_sum_add_many (sum, p, counts[COWSCOPE_ITEM_OTHER], counts, 0);
+          before = upto;
+        }
+      if (right > last)
+        break;
+    }
+}
+
+/* The query; when @load is FALSE, a chunk that would have to be read is
+ * spread instead (spread_chunk()) and the answer is FALSE (incomplete). */
+static gboolean
+query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width, gboolean load, GArray *items)
 {
   if (t1 <= t0 || width == 0)
-    return;
+    return TRUE;
   CowscopePixels px;
   cowscope_pixels_init (&px, t0, t1, width);
   CowscopePixelSum sum;
   cowscope_pixel_sum_init (&sum, &px, items);
+  gboolean complete = TRUE;
   for (guint i = first_chunk (lane, t0); i < lane->chunks->len; i++)
     {
       Chunk *c = &g_array_index (lane->chunks, Chunk, i);
@@ -618,9 +690,19 @@ cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guin
                 }
             }
         }
-      Decoded *d = store_get (lane->store, lane, c);
+      Decoded *d = load ? store_get (lane->store, lane, c) : store_peek (lane->store, lane, c);
       if (d == NULL)
-        continue;
+        {
+          g_mutex_lock (&lane->store->lock);
+          gboolean damaged = c->state == CHUNK_DAMAGED;
+          g_mutex_unlock (&lane->store->lock);
+          if (!damaged)
+            {
+              spread_chunk (&sum, &px, c);
+              complete = FALSE;
+            }
+          continue;
+        }
       for (guint b = first_block (d, t0); b < d->n_blocks && d->blocks[b].first_ts < t1; b++)
         {
           const Block *bl = &d->blocks[b];
@@ -639,4 +721,19 @@ cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guin
       decoded_unref (d);
     }
   cowscope_pixel_sum_flush (&sum);
+  return complete;
+}
+
+void
+cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width,
+                            GArray *items)
+{
+  query (lane, t0, t1, width, TRUE, items);
+}
+
+gboolean
+cowscope_packed_lane_query_cached (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width,
+                                   GArray *items)
+{
+  return query (lane, t0, t1, width, FALSE, items);
 }

@@ -85,4 +85,13 @@ void cowscope_packed_lane_sum (CowscopePackedLane *lane, gint64 t0, gint64 t1,
 void cowscope_packed_lane_query (CowscopePackedLane *lane, gint64 t0, gint64 t1, guint width,
                                  GArray *items);
 
+/* The same without reading the file: a chunk not decoded yet counts as
+ * its instants spread evenly over its time span, in buckets of kind
+ * COWSCOPE_ITEM_OTHER (a chunk's row knows only its span and its count);
+ * FALSE when that happened (the answer is then an estimate).  For a
+ * first frame that must not wait for the disk; never blocks on a chunk
+ * another thread decodes. */
+gboolean cowscope_packed_lane_query_cached (CowscopePackedLane *lane, gint64 t0, gint64 t1,
+                                            guint width, GArray *items);
+
 G_END_DECLS

@@ -1,6 +1,8 @@
 /* cowscope-report.c — a session's summary (see header). */
 #include "cowscope-report.h"
 
+#include "cowscope-call-site.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -211,7 +213,6 @@ typedef struct {
   char *text;     /* "train.c:88 in update_weights()" */
   char *function, *file, *module;
   gint64 line, address;
-  gboolean symbolized;
   gint64 count, bytes;
 } CallSite;
 
@@ -235,10 +236,11 @@ call_site_free (CallSite *site)
   g_free (site);
 }
 
-/* The call site of stack @stack_id (the call_sites view: its innermost
- * symbolized frame outside Cowscope, else its innermost frame outside
- * Cowscope, else its innermost frame), with the report's text ("FILE:LINE
- * in f()", "in f()" without a file, "0x… in module" unsymbolized).  A
+/* The call site of stack @stack_id: the call_sites view chooses the
+ * frame (its innermost symbolized frame outside Cowscope, else its
+ * innermost frame outside Cowscope, else its innermost frame), and
+ * cowscope-call-site.h writes it as the call tree does ("FILE:LINE in
+ * f()", "in f()" without a file, "0x… in module" unsymbolized).  A
  * stack_id <= 0 or one without frames gives "(no call stack)".  Returns a
  * new CallSite with count and bytes zero, or NULL on error. */
 static CallSite *
@@ -255,43 +257,24 @@ resolve_call_site (CowscopeSessionTables *session, sqlite3_stmt *call_site,
       call_site_free (site);
       return NULL;
     }
-  if (rc == SQLITE_ROW)
-    {
-      site->function = g_strdup ((const char *) sqlite3_column_text (call_site, 1));
-      site->file = g_strdup ((const char *) sqlite3_column_text (call_site, 2));
-      site->line = sqlite3_column_int64 (call_site, 3);
-      site->module = g_strdup ((const char *) sqlite3_column_text (call_site, 4));
-      site->address = sqlite3_column_int64 (call_site, 5);
-      site->symbolized = site->function != NULL || site->file != NULL;
-    }
-
   if (rc != SQLITE_ROW)
-    site->text = g_strdup (MSG_NO_STACK);
-  else if (site->symbolized)
     {
-      g_autofree char *file = site->file != NULL ? g_path_get_basename (site->file) : NULL;
-      GString *text = g_string_new (NULL);
-      if (file != NULL && site->line > 0)
-        g_string_append_printf (text, "%s:%" G_GINT64_FORMAT, file, site->line);
-      else if (file != NULL)
-        g_string_append (text, file);
-      if (site->function != NULL)
-        g_string_append_printf (text, "%sin %s()", text->len > 0 ? " " : "",
-                                site->function);
-      site->text = g_string_free (text, FALSE);
+      site->text = g_strdup (MSG_NO_STACK);
+      site->key = g_strdup_printf ("%s\x1f\x1f" "0\x1f\x1f" "0", site->text);
+      return site;
     }
-  else
-    {
-      /* The view's text for an address in a module. */
-      const char *text = (const char *) sqlite3_column_text (call_site, 0);
-      site->text = g_strdup (text != NULL ? text : MSG_NO_STACK);
-    }
-  site->key = g_strdup_printf ("%s\x1f%s\x1f%" G_GINT64_FORMAT "\x1f%s\x1f%"
-                               G_GINT64_FORMAT, site->text,
-                               site->file != NULL ? site->file : "",
-                               site->line,
-                               site->module != NULL ? site->module : "",
-                               site->symbolized ? 0 : site->address);
+  site->function = g_strdup ((const char *) sqlite3_column_text (call_site, 1));
+  site->file = g_strdup ((const char *) sqlite3_column_text (call_site, 2));
+  site->line = sqlite3_column_int64 (call_site, 3);
+  site->module = g_strdup ((const char *) sqlite3_column_text (call_site, 4));
+  site->address = sqlite3_column_int64 (call_site, 5);
+  {
+    const CowscopeFrameRef ref = {
+      site->function, site->file, site->module, site->line, (guint64) site->address,
+    };
+    site->text = cowscope_call_site_format (&ref);
+    site->key = cowscope_call_site_key (&ref);
+  }
   return site;
 }
 
@@ -498,12 +481,22 @@ build_processes (Report *report, GError **error)
   sqlite3_stmt *stmt;
   gint64 n = 0, threads = 0;
   int rc;
+  /* A merged session (cowscope-session-merge.h): each process with the
+   * member it came from and its pid there, member by member. */
+  gboolean merged = cowscope_session_tables_has_table (report->session, "merged_processes")
+                    && cowscope_session_tables_has_table (report->session, "merged_sessions");
 
   stmt = cowscope_session_tables_prepare (report->session,
-    "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
-    " p.exit_signal, p.gpu_status,"
-    " (SELECT count(*) FROM threads t WHERE t.pid = p.pid)"
-    " FROM processes p ORDER BY p.start_ns, p.pid", error);
+    merged ? "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
+             " p.exit_signal, p.gpu_status,"
+             " (SELECT count(*) FROM threads t WHERE t.pid = p.pid), s.label, m.original_pid"
+             " FROM processes p LEFT JOIN merged_processes m ON m.pid = p.pid"
+             " LEFT JOIN merged_sessions s ON s.id = m.session_id"
+             " ORDER BY m.session_id, p.start_ns, p.pid"
+           : "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.end_reason, p.exit_status,"
+             " p.exit_signal, p.gpu_status,"
+             " (SELECT count(*) FROM threads t WHERE t.pid = p.pid), NULL, NULL"
+             " FROM processes p ORDER BY p.start_ns, p.pid", error);
   if (stmt == NULL)
     return FALSE;
   json_builder_set_member_name (b, "processes");
@@ -520,6 +513,11 @@ build_processes (Report *report, GError **error)
       add_column_int (b, "exit_signal", stmt, 6);
       add_column_text (b, "gpu_status", stmt, 7);
       add_column_int (b, "threads", stmt, 8);
+      if (sqlite3_column_type (stmt, 9) != SQLITE_NULL)
+        {
+          add_column_text (b, "group", stmt, 9);
+          add_column_int (b, "original_pid", stmt, 10);
+        }
       json_builder_end_object (b);
       n++;
     }
@@ -700,13 +698,15 @@ build_materializations (Report *report, GError **error)
   set_metric (report, "saved_bytes",
               get_metric (report, "shared_bytes") - get_metric (report, "copied_bytes"));
 
-  /* The operations whose writes triggered materializations. */
+  /* The operations whose writes triggered materializations, with the seq
+   * of each one's largest (SQLite takes a bare column from the row of the
+   * query's only MAX()), for a viewer to show it. */
   stmt = cowscope_session_tables_prepare (report->session,
     "SELECT op, SUM ((kind & :materialize_kind_mask) = :materialize_copy),"
     " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_copy THEN nbytes ELSE 0 END),"
     " SUM ((kind & :materialize_kind_mask) = :materialize_steal),"
     " SUM (CASE WHEN (kind & :materialize_kind_mask) = :materialize_steal THEN nbytes ELSE 0 END),"
-    " SUM (lock_wait_ns)"
+    " SUM (lock_wait_ns), MAX (nbytes), seq"
     " FROM materializations GROUP BY op ORDER BY 3 DESC, 2 DESC, 5 DESC", error);
   if (stmt == NULL)
     return FALSE;
@@ -727,6 +727,7 @@ build_materializations (Report *report, GError **error)
       add_int (b, "steals", sqlite3_column_int64 (stmt, 3));
       add_int (b, "stolen_bytes", sqlite3_column_int64 (stmt, 4));
       add_int (b, "lock_wait_ns", sqlite3_column_int64 (stmt, 5));
+      add_int (b, "largest_seq", sqlite3_column_int64 (stmt, 7));
       json_builder_end_object (b);
     }
   json_builder_end_array (report->builder);
@@ -1072,7 +1073,13 @@ format_safe_text (JsonObject *report)
   for (guint i = 0; i < json_array_get_length (array) && json_array_get_length (array) > 1; i++)
     {
       JsonObject *p = json_array_get_object_element (array, i);
-      g_string_append_printf (out, "  pid %" G_GINT64_FORMAT " %s%s%s\n", int_of (p, "pid"),
+      if (json_object_has_member (p, "group"))
+        g_string_append_printf (out, "  %s: pid %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
+                                " here)", text_of (p, "group"), int_of (p, "original_pid"),
+                                int_of (p, "pid"));
+      else
+        g_string_append_printf (out, "  pid %" G_GINT64_FORMAT, int_of (p, "pid"));
+      g_string_append_printf (out, " %s%s%s\n",
                               *text_of (p, "cmdline") ? text_of (p, "cmdline") : text_of (p, "exe"),
                               *text_of (p, "end") ? " — " : "", text_of (p, "end"));
     }

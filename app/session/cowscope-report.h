@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
 #include "cowscope-session-tables.h"

@@ -62,6 +62,7 @@ clear_process (gpointer data)
   g_free (info->cmdline);
   g_free (info->end_reason);
   g_free (info->gpu_status);
+  g_free (info->group);
 }
 
 static void
@@ -318,14 +319,30 @@ load_meta (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
                         error);
 }
 
-/* The processes, by pid. */
+/* The processes, by pid; in a merged session with the member each came
+ * from (sessions before merging existed lack the tables). */
 static gboolean
 load_processes (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
 {
+  gboolean merged = FALSE;
+  {
+    g_autoptr (sqlite3_stmt) tables = cowscope_format_statement (
+      db, self->path,
+      "SELECT count (*) = 2 FROM sqlite_master WHERE type = 'table'"
+      " AND name IN ('merged_processes', 'merged_sessions')",
+      error);
+    if (tables == NULL)
+      return FALSE;
+    merged = sqlite3_step (tables) == SQLITE_ROW && sqlite3_column_int (tables, 0) == 1;
+  }
   g_autoptr (sqlite3_stmt) stmt = cowscope_format_statement (
     db, self->path,
-    "SELECT pid, ppid, exe, cmdline, start_ns, end_ns, end_reason, exit_status,"
-    " exit_signal, gpu_status FROM processes ORDER BY pid",
+    merged ? "SELECT p.pid, p.ppid, p.exe, p.cmdline, p.start_ns, p.end_ns, p.end_reason,"
+             " p.exit_status, p.exit_signal, p.gpu_status, s.label, m.original_pid"
+             " FROM processes p LEFT JOIN merged_processes m ON m.pid = p.pid"
+             " LEFT JOIN merged_sessions s ON s.id = m.session_id ORDER BY p.pid"
+           : "SELECT pid, ppid, exe, cmdline, start_ns, end_ns, end_reason, exit_status,"
+             " exit_signal, gpu_status, NULL, NULL FROM processes ORDER BY pid",
     error);
   if (stmt == NULL)
     return FALSE;
@@ -343,7 +360,9 @@ load_processes (CowscopeSessionDocument *self, sqlite3 *db, GError **error)
         .exit_status = cowscope_format_column_int (stmt, 7, -1),
         .exit_signal = cowscope_format_column_int (stmt, 8, -1),
         .gpu_status = cowscope_format_column_text (stmt, 9),
+        .group = cowscope_format_column_text (stmt, 10),
       };
+      info.original_pid = (guint32) cowscope_format_column_int (stmt, 11, info.pid);
       g_array_append_val (self->processes, info);
     }
   if (rc != SQLITE_DONE)

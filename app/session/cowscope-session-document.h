@@ -46,6 +46,11 @@ typedef struct {
   gint64 exit_status;   /* -1 when none */
   gint64 exit_signal;   /* -1 when none */
   char *gpu_status;
+  /* A merged session's (cowscope-session-merge.h): the label of the
+   * member the process came from ("rank 3") and its pid there; NULL and
+   * pid otherwise. */
+  char *group;
+  guint32 original_pid;
 } CowscopeProcessInfo;
 
 /* Opens @path in a worker thread.  @progress (may be NULL) runs in the

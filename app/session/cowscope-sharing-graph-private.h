@@ -25,12 +25,25 @@ typedef struct {
 CowscopeSharingGraph *cowscope_sharing_graph_new_from_state (const CowscopeGraphState *state,
                                                              const CowscopeGraphAssembleOptions *options);
 
+/* Graphs of @min_nodes nodes or more are assembled by two threads, each
+ * task copying or linking @nodes_per_task nodes (16,384 and 4,096 unless
+ * set; tests lower them to run that path on small graphs). */
+void cowscope_graph_assembly_set_parallel (guint min_nodes, guint nodes_per_task);
+
 /* Takes @nodes (CowscopeGraphNode), @edges (CowscopeGraphEdge) and
  * @labels (the strings the nodes' labels point into). */
 CowscopeSharingGraph *cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges,
                                                        GStringChunk *labels, gint64 seq,
                                                        gint64 time, gint64 checkpoint_seq,
                                                        guint64 n_replayed);
+
+/* The same with the nodes' counts per kind known (sorted nodes: from
+ * where each kind starts), without reading the nodes again. */
+CowscopeSharingGraph *cowscope_sharing_graph_new_take_counted (GArray *nodes, GArray *edges,
+                                                               GStringChunk *labels, gint64 seq,
+                                                               gint64 time, gint64 checkpoint_seq,
+                                                               guint64 n_replayed,
+                                                               const guint counts[COWSCOPE_N_NODE_KINDS]);
 
 /* Appends @nodes (sorted by pid, then id, of kinds after every node
  * already there) and @edges (node indices of the whole graph). */

@@ -1,6 +1,8 @@
 /* cowscope-sharing-graph.c — the graph at one instant (see header). */
 #include "cowscope-sharing-graph-private.h"
 
+#include <string.h>
+
 struct _CowscopeSharingGraph {
   GObject parent_instance;
   GArray *nodes;
@@ -83,11 +85,12 @@ cowscope_sharing_graph_init (CowscopeSharingGraph *self)
   (void) self;
 }
 
-/* Takes the arrays; counts nodes per kind. */
+/* Takes the arrays and the counts of nodes per kind. */
 CowscopeSharingGraph *
-cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges, GStringChunk *labels,
-                                 gint64 seq, gint64 time, gint64 checkpoint_seq,
-                                 guint64 n_replayed)
+cowscope_sharing_graph_new_take_counted (GArray *nodes, GArray *edges, GStringChunk *labels,
+                                         gint64 seq, gint64 time, gint64 checkpoint_seq,
+                                         guint64 n_replayed,
+                                         const guint counts[COWSCOPE_N_NODE_KINDS])
 {
   CowscopeSharingGraph *self = g_object_new (COWSCOPE_TYPE_SHARING_GRAPH, NULL);
   self->nodes = nodes;
@@ -97,13 +100,25 @@ cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges, GStringChunk *lab
   self->time = time;
   self->checkpoint_seq = checkpoint_seq;
   self->n_replayed = n_replayed;
+  memcpy (self->counts, counts, sizeof self->counts);
+  return self;
+}
+
+/* Takes the arrays; counts nodes per kind. */
+CowscopeSharingGraph *
+cowscope_sharing_graph_new_take (GArray *nodes, GArray *edges, GStringChunk *labels,
+                                 gint64 seq, gint64 time, gint64 checkpoint_seq,
+                                 guint64 n_replayed)
+{
+  guint counts[COWSCOPE_N_NODE_KINDS] = { 0 };
   for (guint i = 0; i < nodes->len; i++)
     {
       guint8 kind = g_array_index (nodes, CowscopeGraphNode, i).kind;
       if (kind < COWSCOPE_N_NODE_KINDS)
-        self->counts[kind]++;
+        counts[kind]++;
     }
-  return self;
+  return cowscope_sharing_graph_new_take_counted (nodes, edges, labels, seq, time,
+                                                  checkpoint_seq, n_replayed, counts);
 }
 
 /* Builds synchronously; see cowscope-graph-builder.c. */

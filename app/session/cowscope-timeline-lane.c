@@ -209,6 +209,69 @@ cowscope_timeline_lane_query (CowscopeTimelineLane *self, gint64 t0, gint64 t1, 
   return cowscope_timeline_window_new (t0, t1, width, items, spans, samples);
 }
 
+/* The query without reading the file (see the header). */
+CowscopeTimelineWindow *
+cowscope_timeline_lane_query_cached (CowscopeTimelineLane *self, gint64 t0, gint64 t1,
+                                     guint width, gboolean *complete)
+{
+  g_return_val_if_fail (COWSCOPE_IS_TIMELINE_LANE (self), NULL);
+  g_return_val_if_fail (complete != NULL, NULL);
+  if (self->packed == NULL)
+    {
+      *complete = TRUE;
+      return cowscope_timeline_lane_query (self, t0, t1, width);
+    }
+  GArray *items = g_array_new (FALSE, FALSE, sizeof (CowscopeTimelineItem));
+  GArray *spans = g_array_new (FALSE, FALSE, sizeof (CowscopeTimelineItem));
+  GArray *samples = g_array_new (FALSE, FALSE, sizeof (CowscopeCounterSample));
+  *complete = cowscope_packed_lane_query_cached (self->packed, t0, t1, width, items);
+  if (self->index != NULL)
+    cowscope_lane_index_query (self->index, t0, t1, width, items, spans);
+  return cowscope_timeline_window_new (t0, t1, width, items, spans, samples);
+}
+
+typedef struct {
+  gint64 t0, t1;
+  guint width;
+} QueryRequest;
+
+static void
+query_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const QueryRequest *r = task_data;
+  (void) cancellable;
+  g_task_return_pointer (task,
+                         cowscope_timeline_lane_query (COWSCOPE_TIMELINE_LANE (source), r->t0,
+                                                       r->t1, r->width),
+                         g_object_unref);
+}
+
+/* The query in a GTask thread. */
+void
+cowscope_timeline_lane_query_async (CowscopeTimelineLane *self, gint64 t0, gint64 t1,
+                                    guint width, GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (COWSCOPE_IS_TIMELINE_LANE (self));
+  g_autoptr (GTask) task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, cowscope_timeline_lane_query_async);
+  g_task_set_name (task, "[cowscope] lane query");
+  QueryRequest *r = g_new (QueryRequest, 1);
+  *r = (QueryRequest) { t0, t1, width };
+  g_task_set_task_data (task, r, g_free);
+  g_task_set_return_on_cancel (task, TRUE);
+  g_task_run_in_thread (task, query_thread);
+}
+
+/* The window, or NULL with @error (cancelled). */
+CowscopeTimelineWindow *
+cowscope_timeline_lane_query_finish (CowscopeTimelineLane *self, GAsyncResult *result,
+                                     GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
 /* Events starting in [t0, t1). */
 guint64
 cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1)

@@ -6,7 +6,7 @@
  * lanes answer from memory. */
 #pragma once
 
-#include <glib-object.h>
+#include <gio/gio.h>
 
 #include "cowscope-session-types.h"
 #include "cowscope-timeline-window.h"
@@ -38,6 +38,24 @@ CowscopeTimelineWindow *cowscope_timeline_lane_query (CowscopeTimelineLane *self
                                                       gint64 t0, gint64 t1,
                                                       guint width);
 
+/* The same without reading the session file, for a first frame that
+ * must not wait for it: the part of a schema-2 lane not decoded yet is
+ * estimated from what the lane knows without it (each chunk's time span
+ * and count: its instants as if spread evenly, in buckets of kind
+ * COWSCOPE_ITEM_OTHER), and *@complete is FALSE; otherwise the answer is
+ * the query's and *@complete TRUE.  Safe from any thread; never waits for
+ * another thread's decoding. */
+CowscopeTimelineWindow *cowscope_timeline_lane_query_cached (CowscopeTimelineLane *self,
+                                                             gint64 t0, gint64 t1,
+                                                             guint width, gboolean *complete);
+/* cowscope_timeline_lane_query() in a worker thread; the callback runs in
+ * the caller's thread-default main context. */
+void cowscope_timeline_lane_query_async (CowscopeTimelineLane *self, gint64 t0, gint64 t1,
+                                         guint width, GCancellable *cancellable,
+                                         GAsyncReadyCallback callback, gpointer user_data);
+CowscopeTimelineWindow *cowscope_timeline_lane_query_finish (CowscopeTimelineLane *self,
+                                                             GAsyncResult *result,
+                                                             GError **error);
 /* Number of events (CUDA records) that start in [@t0, @t1). */
 guint64 cowscope_timeline_lane_count (CowscopeTimelineLane *self, gint64 t0, gint64 t1);
 

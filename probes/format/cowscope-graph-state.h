@@ -89,6 +89,14 @@ CowscopeLiveObject *cowscope_graph_state_add (CowscopeGraphState *self, guint8 k
  * keys that come strictly increasing into an empty state); faster. */
 CowscopeLiveObject *cowscope_graph_state_add_new (CowscopeGraphState *self, guint8 kind,
                                                   guint32 pid, guint64 id);
+/* add_new() for many keys at once, as when a checkpoint's objects are
+ * read: each append() adds an object as add_new() does, but its key goes
+ * into the index only at end_append(), all together (their cache misses
+ * overlap).  Between the first append() and end_append() only append()
+ * and set_name() may be called. */
+CowscopeLiveObject *cowscope_graph_state_append (CowscopeGraphState *self, guint8 kind,
+                                                 guint32 pid, guint64 id);
+void cowscope_graph_state_end_append (CowscopeGraphState *self);
 /* The live object (@kind, @pid, @id), or NULL. */
 CowscopeLiveObject *cowscope_graph_state_lookup (CowscopeGraphState *self, guint8 kind,
                                                  guint32 pid, guint64 id);
@@ -109,6 +117,14 @@ void cowscope_graph_state_set_name (CowscopeGraphState *self, CowscopeLiveObject
  * Returns the object the event created, or NULL. */
 CowscopeLiveObject *cowscope_graph_state_apply (CowscopeGraphState *self, gint64 type,
                                                 gint64 aux, guint32 pid, const gint64 v[5]);
+
+/* A hint for a caller that applies a stream of events (no effect on the
+ * state): asks the memory system for what apply() of this event will read,
+ * first its index entry (@near FALSE, some 16 events ahead), then the
+ * object the entry names (@near TRUE, a few events ahead), so that the
+ * cache misses of successive events overlap. */
+void cowscope_graph_state_prefetch (const CowscopeGraphState *self, gint64 type, guint32 pid,
+                                    const gint64 v[5], gboolean near);
 
 /* Forgets freed objects (their memory too) once they outnumber the live
  * ones, so that a long recording followed live stays as big as its live
@@ -133,15 +149,23 @@ gint64 cowscope_graph_state_find_slot (const CowscopeGraphState *self, guint8 ki
                                        guint64 id);
 
 /* The state's own index, for a caller that copies the live objects out
- * (the sharing graph's nodes) and looks keys up among its copies: a probe
- * hands out the slots whose hash matches, without reading the slots
- * themselves (in a state of 100,000 objects each read is a cache miss),
- * and the caller checks the key on its copy.  Valid until the state
- * changes.  Each table entry is the key's hash with its low 32 bits
+ * (the sharing graph's nodes) and looks keys up among them: a probe hands
+ * out the slots whose hash matches, without reading the slots themselves
+ * (in a state of 100,000 objects each read is a cache miss), and the
+ * caller checks the key in the slots' compact key array.  Valid until the
+ * state changes.  Each table entry is the key's hash with its low 32 bits
  * replaced by the slot + 1; 0 is an empty entry. */
+typedef struct {
+  guint64 id;
+  guint32 pid;
+  guint8 kind;
+  guint8 dead; /* the slot's object was freed */
+} CowscopeGraphStateKey;
+
 typedef struct {
   const guint64 *table;
   gsize mask;
+  const CowscopeGraphStateKey *keys; /* slot k's key is keys[k] */
   const CowscopeLiveObject *objects; /* slot k's object is at objects + k * stride bytes */
   gsize stride;
 } CowscopeGraphStateIndex;

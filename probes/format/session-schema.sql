@@ -20,7 +20,14 @@ PRAGMA user_version = 3;
 
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
---   created_utc (ISO 8601), command (the target's argv, space-joined),
+--   created_utc (ISO 8601), clock_realtime_ns and clock_monotonic_ns
+--   (CLOCK_REALTIME and CLOCK_MONOTONIC read together when recording
+--   began), hostname, boot_id (/proc/sys/kernel/random/boot_id: sessions
+--   of one boot share CLOCK_MONOTONIC), rank, local_rank, world_size,
+--   local_world_size, master_addr (the launcher's RANK, LOCAL_RANK,
+--   WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR in the target's
+--   environment, when set; integers when they are numbers),
+--   command (the target's argv, space-joined),
 --   program, stacks (0/1), ring_policy ('drop'|'block'), ring_capacity,
 --   gpu_tracing ('available', 'unavailable: <reason>', 'off' or 'unknown'),
 --   target_pid, target_end ('exited', 'signaled', 'crashed', 'killed',
@@ -120,6 +127,32 @@ CREATE TABLE peer_faults (
   detail TEXT,                   -- the first one, in words
   PRIMARY KEY (pid, fault)
 ) WITHOUT ROWID;
+
+-- The sessions `cowscope-cli merge` put into this one, one row per
+-- member (its process group); both tables are empty in a recorded
+-- session.  A member's times were moved onto the first member's
+-- CLOCK_MONOTONIC by clock_offset_ns, and its pids were remapped to
+-- (id << 22) | original pid, so that pids of different machines never
+-- collide (merged_processes keeps the originals).
+CREATE TABLE merged_sessions (
+  id              INTEGER PRIMARY KEY, -- 1, 2, ...: the member, in merge order
+  label           TEXT NOT NULL,       -- --label, else "rank N" (and host), else the file's name
+  path            TEXT NOT NULL,       -- the member's file, as given
+  hostname        TEXT,
+  rank            INTEGER,             -- the member's meta.rank, ...
+  local_rank      INTEGER,
+  world_size      INTEGER,
+  created_utc     TEXT,
+  command         TEXT,
+  clock_offset_ns INTEGER NOT NULL,    -- added to the member's times
+  clock_alignment TEXT NOT NULL,       -- 'same boot' (exact), 'wall clock' (NTP-level) or 'none'
+  events          INTEGER NOT NULL     -- the member's events, all kept
+);
+CREATE TABLE merged_processes (
+  pid          INTEGER PRIMARY KEY,    -- as in this session
+  session_id   INTEGER NOT NULL,       -- merged_sessions.id
+  original_pid INTEGER NOT NULL        -- as the member recorded it
+);
 
 -- Interned strings: tensor names, user ranges and marks, kernel names.
 CREATE TABLE strings (

@@ -348,11 +348,13 @@ FROM (
 
 CREATE VIEW user_ranges AS
 -- The program's own ranges (cow_range_push ... cow_range_pop) with their
--- times and the copies made while they were open.
+-- times and the copies, steals and lazy copies made while they were open.
 --   name, at_ms, duration_ms (NULL: never closed), inside (the enclosing
 --   range's name), copies, copied_bytes (the copies on its thread while
---   it was open, nested ranges' included), thread, pid, tid, id,
---   parent_id, begin_ns, end_ns (NULL: never closed)
+--   it was open, nested ranges' included), steals, stolen_bytes,
+--   lazy_copies, shared_bytes (the same for steals and for lazy copies
+--   that shared bytes), thread, pid, tid, id, parent_id, begin_ns, end_ns
+--   (NULL: never closed)
 SELECT r.name AS name,
        round ((r.begin_ts - (SELECT value FROM meta WHERE key = 'start_ns')) / 1e6, 6) AS at_ms,
        round ((r.end_ts - r.begin_ts) / 1e6, 6) AS duration_ms,
@@ -366,6 +368,23 @@ SELECT r.name AS name,
          WHERE k.name = 'copy' AND +m.pid = r.pid AND +m.tid = r.tid
            AND m.begin_ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
          AS copied_bytes,
+       (SELECT count (*) FROM materializations m JOIN materialize_kinds k ON k.id = m.kind
+         WHERE k.name = 'steal' AND +m.pid = r.pid AND +m.tid = r.tid
+           AND m.begin_ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
+         AS steals,
+       (SELECT coalesce (sum (m.nbytes), 0) FROM materializations m
+         JOIN materialize_kinds k ON k.id = m.kind
+         WHERE k.name = 'steal' AND +m.pid = r.pid AND +m.tid = r.tid
+           AND m.begin_ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
+         AS stolen_bytes,
+       (SELECT count (*) FROM lazy_clones l
+         WHERE l.context_id IS NOT NULL AND +l.pid = r.pid AND +l.tid = r.tid
+           AND l.ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
+         AS lazy_copies,
+       (SELECT coalesce (sum (l.nbytes), 0) FROM lazy_clones l
+         WHERE l.context_id IS NOT NULL AND +l.pid = r.pid AND +l.tid = r.tid
+           AND l.ts BETWEEN r.begin_ts AND coalesce (r.end_ts, 9223372036854775807))
+         AS shared_bytes,
        coalesce ((SELECT th.name FROM threads th WHERE th.pid = r.pid AND th.tid = r.tid),
                  'thread') || ' (' || r.tid || ')' AS thread,
        r.pid AS pid,

@@ -168,13 +168,52 @@ fail:;
   return -1;
 }
 
+static const char *target_env (const CowscopeRecordOptions *o, const char *variable);
+
+/* cowscope-PROGRAM-DATE.cowscope; with -rankN before the extension when
+ * a launcher set RANK, so that the ranks of one run, started in the same
+ * second, write different files. */
 static char *
-default_output (const char *program)
+default_output (const CowscopeRecordOptions *o)
 {
-  g_autofree char *base = g_path_get_basename (program);
+  g_autofree char *base = g_path_get_basename (o->argv[0]);
   g_autoptr (GDateTime) now = g_date_time_new_now_local ();
   g_autofree char *stamp = g_date_time_format (now, "%Y%m%d-%H%M%S");
+  const char *rank = target_env (o, "RANK");
+
+  if (rank != NULL && *rank != '\0')
+    return g_strdup_printf ("cowscope-%s-%s-rank%s.cowscope", base, stamp, rank);
   return g_strdup_printf ("cowscope-%s-%s.cowscope", base, stamp);
+}
+
+/* -o FILE with %q{NAME} replaced by the target's environment variable
+ * NAME (empty when unset) and %% by %, as nsys does: a launcher that
+ * runs one command line per rank gives each its own file
+ * (-o 'train-%q{RANK}.cowscope').  Any other % stays as it is. */
+static char *
+expand_output (const CowscopeRecordOptions *o)
+{
+  GString *path = g_string_new (NULL);
+
+  for (const char *p = o->output; *p != '\0'; p++)
+    {
+      const char *close;
+      if (p[0] == '%' && p[1] == '%')
+        {
+          g_string_append_c (path, '%');
+          p++;
+        }
+      else if (p[0] == '%' && p[1] == 'q' && p[2] == '{' && (close = strchr (p + 3, '}')) != NULL)
+        {
+          g_autofree char *name = g_strndup (p + 3, close - (p + 3));
+          const char *value = target_env (o, name);
+          g_string_append (path, value != NULL ? value : "");
+          p = close;
+        }
+      else
+        g_string_append_c (path, *p);
+    }
+  return g_string_free (path, FALSE);
 }
 
 /* Program and probe first (nothing is created for a program that cannot
@@ -190,7 +229,7 @@ prepare (Recording *r, GError **error)
   if (!r->probe)
     return FALSE;
 
-  r->result->session_path = o->output ? g_strdup (o->output) : default_output (o->argv[0]);
+  r->result->session_path = o->output ? expand_output (o) : default_output (o);
   /* `record -o PROGRAM --force -- PROGRAM` would delete the program. */
   if (!cowscope_format_check_output (r->result->session_path, r->program,
                                      "the program to record", error)
@@ -509,12 +548,63 @@ run_loop (Recording *r)
 
 /* ---- Finishing the session ----------------------------------------- */
 
+/* The environment variables a distributed launcher (torchrun, mpirun
+ * through its wrappers, Slurm scripts) sets in each rank's environment,
+ * and the meta keys they are kept as: with them, the sessions of one
+ * run's ranks merge without further flags. */
+static const struct {
+  const char *variable, *key;
+} launcher_variables[] = {
+  { "RANK", "rank" },
+  { "LOCAL_RANK", "local_rank" },
+  { "WORLD_SIZE", "world_size" },
+  { "LOCAL_WORLD_SIZE", "local_world_size" },
+  { "MASTER_ADDR", "master_addr" },
+};
+
+/* The target's value of @variable: the last --env that sets it, else the
+ * recorder's own environment, which the target inherits. */
+static const char *
+target_env (const CowscopeRecordOptions *o, const char *variable)
+{
+  const char *value = g_getenv (variable);
+  gsize length = strlen (variable);
+
+  for (gsize i = 0; o->env != NULL && o->env[i] != NULL; i++)
+    if (strncmp (o->env[i], variable, length) == 0 && o->env[i][length] == '=')
+      value = o->env[i] + length + 1;
+  return value;
+}
+
+static gboolean
+write_launcher_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, GError **error)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (launcher_variables); i++)
+    {
+      const char *value = target_env (o, launcher_variables[i].variable);
+      gint64 number;
+      gboolean ok;
+
+      if (value == NULL || *value == '\0')
+        continue;
+      /* A number as a number, so that SQL compares ranks as numbers. */
+      if (g_ascii_string_to_signed (value, 10, 0, G_MAXINT64, &number, NULL))
+        ok = cowscope_session_writer_meta_int (w, launcher_variables[i].key, number, error);
+      else
+        ok = cowscope_session_writer_meta_text (w, launcher_variables[i].key, value, error);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 static gboolean
 write_meta (CowscopeSessionWriter *w, const CowscopeRecordOptions *o, const char *program,
             const CowscopeRecordResult *r, const char *gpu, GError **error)
 {
   g_autofree char *command = g_strjoinv (" ", o->argv);
   return cowscope_session_writer_meta_text (w, "command", command, error)
+         && write_launcher_meta (w, o, error)
          && cowscope_session_writer_meta_text (w, "program", program, error)
          && cowscope_session_writer_meta_int (w, "stacks", o->stacks && !o->cuda_only, error)
          && cowscope_session_writer_meta_text (w, "ring_policy",

@@ -101,6 +101,37 @@ now_ns (void)
   return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* CLOCK_REALTIME and CLOCK_MONOTONIC at one instant: the realtime clock
+ * read on both sides of the monotonic one, its midpoint kept (the error
+ * is half the gap, well under a microsecond).  A session's events are on
+ * CLOCK_MONOTONIC; the pair puts them on the wall clock, so that sessions
+ * of different machines can be laid side by side. */
+static void
+clock_pair (int64_t *realtime_ns, int64_t *monotonic_ns)
+{
+  struct timespec before, mono, after;
+
+  clock_gettime (CLOCK_REALTIME, &before);
+  clock_gettime (CLOCK_MONOTONIC, &mono);
+  clock_gettime (CLOCK_REALTIME, &after);
+  int64_t b = (int64_t) before.tv_sec * 1000000000 + before.tv_nsec;
+  int64_t a = (int64_t) after.tv_sec * 1000000000 + after.tv_nsec;
+  *realtime_ns = b + (a - b) / 2;
+  *monotonic_ns = (int64_t) mono.tv_sec * 1000000000 + mono.tv_nsec;
+}
+
+/* This boot's id: two sessions with the same one share CLOCK_MONOTONIC
+ * exactly.  NULL when the kernel does not say. */
+static char *
+boot_id (void)
+{
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+    return NULL;
+  return g_strstrip (g_steal_pointer (&text));
+}
+
 /* Fills @error from the last failed call on @db; the OS error is named
  * when SQLite saw one (full disk, read-only directory). */
 void
@@ -203,6 +234,8 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
   struct stat st;
   g_autoptr (GDateTime) utc = NULL;
   g_autofree char *created = NULL;
+  g_autofree char *boot = NULL;
+  int64_t realtime = 0, monotonic = 0;
 
   if (stat (path, &st) == 0)
     {
@@ -271,6 +304,8 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
   if (!prepare_event_rows (writer, error))
     goto fail;
 
+  clock_pair (&realtime, &monotonic);
+  boot = boot_id ();
   utc = g_date_time_new_now_utc ();
   created = g_date_time_format_iso8601 (utc);
   writer->in_transaction = TRUE;
@@ -279,6 +314,10 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
                                             cowscope_format_schema_version (), error)
       || !cowscope_session_writer_meta_text (writer, "recorder_version", COWSCOPE_VERSION, error)
       || !cowscope_session_writer_meta_text (writer, "created_utc", created, error)
+      || !cowscope_session_writer_meta_int (writer, "clock_realtime_ns", realtime, error)
+      || !cowscope_session_writer_meta_int (writer, "clock_monotonic_ns", monotonic, error)
+      || !cowscope_session_writer_meta_text (writer, "hostname", g_get_host_name (), error)
+      || !cowscope_session_writer_meta_text (writer, "boot_id", boot, error)
       || !cowscope_session_writer_meta_int (writer, "finalized", 0, error)
       || !cowscope_session_writer_commit (writer, error))
     goto fail;

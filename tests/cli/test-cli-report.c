@@ -112,6 +112,10 @@ test_json_numbers (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (o, "op"), ==, "add_");
   g_assert_cmpint (json_object_get_int_member (o, "copied_bytes"), ==, 4 * MiB);
   g_assert_cmpint (json_object_get_int_member (o, "steals"), ==, 1);
+  /* Each operation names its largest materialization, for a viewer. */
+  o = json_array_get_object_element (ops, 1);
+  g_assert_cmpstr (json_object_get_string_member (o, "op"), ==, "mul_");
+  g_assert_cmpint (json_object_get_int_member (o, "largest_seq"), ==, 17);
 
   /* Both copies happened at train.c:88, under Cowscope's own frame. */
   g_assert_cmpuint (json_array_get_length (sites), ==, 1);

@@ -287,6 +287,10 @@ test_values (Fixture *f, gconstpointer data)
 
   g_assert_cmpint (query_int (db, "SELECT copies FROM user_ranges WHERE name = 'step 0'"), ==, 1);
   g_assert_cmpfloat (query_double (db, "SELECT duration_ms FROM user_ranges"), ==, 90e-6);
+  /* The steal came after the range closed, the lazy copy (4 KiB) inside
+   * it, the eager fallback after it. */
+  assert_text (db, "SELECT steals || ' ' || stolen_bytes || ' ' || lazy_copies || ' '"
+                   " || shared_bytes FROM user_ranges WHERE name = 'step 0'", "0 0 1 4096");
 
   g_assert_cmpint (query_int (db, "SELECT copies FROM session_overview"), ==, 1);
   g_assert_cmpint (query_int (db, "SELECT steals FROM session_overview"), ==, 1);

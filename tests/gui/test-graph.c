@@ -679,6 +679,8 @@ test_window_screenshot (void)
   g_autoptr (GFile) file = g_file_new_for_path (fixture_path);
   cowscope_window_open (window, file);
   g_assert_true (gui_test_wait_until (window_shows_graph, window, 30));
+  /* A session opens on its summary: show the timeline and the graph. */
+  gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline");
   CowscopeViewState *state = cowscope_window_get_view_state (window);
   CowscopeGraphView *graph = COWSCOPE_GRAPH_VIEW (find_child (GTK_WIDGET (window), COWSCOPE_TYPE_GRAPH_VIEW));
   CowscopeExplanationPanel *panel =

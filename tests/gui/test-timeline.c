@@ -12,6 +12,7 @@
 #include "gui-test-support.h"
 #include "cowscope-application.h"
 #include "cowscope-copy-explanation.h"
+#include "cowscope-graph-view.h"
 #include "cowscope-timeline-view.h"
 #include "cowscope-window.h"
 #include "session-fixture.h"
@@ -95,6 +96,8 @@ test_open (void)
   g_assert_true (gui_test_wait_until (session_loaded, window, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (window), ==, "session");
   g_assert_true (cowscope_timeline_view_get_view_state (view ()) == state ());
+  /* A session opens on its summary: show the timeline. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   wait_frame ();
   /* The whole session is shown at first. */
   CowscopeSessionDocument *doc = cowscope_view_state_get_document (state ());
@@ -595,6 +598,7 @@ test_damaged_chunk (void)
   cowscope_window_open (w, file);
   g_assert_true (gui_test_wait_until (session_loaded, w, 20));
   g_assert_cmpstr (cowscope_window_get_visible_page (w), ==, "session");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (w), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (nonzero, &errors, 20));
   g_assert_nonnull (cowscope_timeline_view_get_query_error (tv));
   for (int i = 0; i < 3; i++)
@@ -609,6 +613,123 @@ test_damaged_chunk (void)
   gtk_window_destroy (GTK_WINDOW (w));
   gui_test_spin (50);
   g_unlink (bad);
+}
+
+/* The first widget of @type under @root, or NULL. */
+static GtkWidget *
+find_widget (GtkWidget *root, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+typedef struct {
+  CowscopeWindow *window;
+  CowscopeGraphView *graph;
+  guint painted;             /* frames painted with the session */
+  gboolean exact_at_first;   /* the timeline was exact when the first was */
+  gboolean panels_estimated; /* the graph had the view state while it was not */
+} FirstFrame;
+
+static void
+first_frame_after_paint (GdkFrameClock *clock, FirstFrame *ff)
+{
+  CowscopeTimelineView *tv = cowscope_window_get_timeline_view (ff->window);
+  if (cowscope_timeline_view_get_frame_count (tv) == 0)
+    return;
+  if (ff->painted++ == 0)
+    ff->exact_at_first = cowscope_timeline_view_is_exact (tv);
+  if (!cowscope_timeline_view_is_exact (tv) && cowscope_graph_view_get_view_state (ff->graph) != NULL)
+    ff->panels_estimated = TRUE;
+}
+
+static gboolean
+panels_shown (gpointer data)
+{
+  FirstFrame *ff = data;
+  return cowscope_graph_view_get_view_state (ff->graph) != NULL;
+}
+
+/* What @tv's snapshot draws now, as a string. */
+static char *
+serialize_view (CowscopeTimelineView *tv)
+{
+  GtkWidget *w = GTK_WIDGET (tv);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  GTK_WIDGET_GET_CLASS (w)->snapshot (w, snapshot);
+  g_autoptr (GskRenderNode) node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  g_autoptr (GBytes) bytes = gsk_render_node_serialize (node);
+  return g_strndup (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+}
+
+/* Opening a session draws its first frame at once, without reading the
+ * file: the lanes not decoded yet are estimated (the timeline is not
+ * exact then).  Worker threads' exact answers replace the estimates, and
+ * the graph and the other panels get the view state only once the
+ * timeline has painted an exact frame.  Then the timeline draws exactly
+ * what it draws when it queries the lanes itself. */
+/* A session opens on its summary: the timeline instead, as soon as the
+ * session is there and before its first frame. */
+static void
+show_timeline_on_load (CowscopeWindow *win, GParamSpec *pspec, gpointer data)
+{
+  (void) pspec;
+  (void) data;
+  if (cowscope_window_get_view_state (win) != NULL)
+    gtk_widget_activate_action (GTK_WIDGET (win), "win.show-view", "s", "timeline");
+}
+
+static void
+test_first_frame (void)
+{
+  CowscopeWindow *w = cowscope_window_new (app);
+  gtk_window_set_default_size (GTK_WINDOW (w), 1280, 800);
+  gtk_window_present (GTK_WINDOW (w));
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, w, 20));
+  CowscopeGraphView *graph = COWSCOPE_GRAPH_VIEW (find_widget (GTK_WIDGET (w), COWSCOPE_TYPE_GRAPH_VIEW));
+  g_assert_nonnull (graph);
+  FirstFrame ff = { w, graph };
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (w));
+  gulong handler = g_signal_connect (clock, "after-paint", G_CALLBACK (first_frame_after_paint), &ff);
+  gulong shown = g_signal_connect (w, "notify::view-state", G_CALLBACK (show_timeline_on_load), NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (session_path);
+  cowscope_window_open (w, file);
+  g_assert_true (gui_test_wait_until (session_loaded, w, 20));
+  g_signal_handler_disconnect (w, shown);
+  /* Loaded, not painted yet: the panels wait. */
+  if (ff.painted == 0)
+    g_assert_null (cowscope_graph_view_get_view_state (graph));
+  g_assert_true (gui_test_wait_until (panels_shown, &ff, 20));
+  g_signal_handler_disconnect (clock, handler);
+  g_assert_cmpuint (ff.painted, >=, 2);
+  g_assert_false (ff.exact_at_first);
+  g_assert_false (ff.panels_estimated);
+  g_assert_true (cowscope_timeline_view_is_exact (cowscope_window_get_timeline_view (w)));
+  g_assert_true (cowscope_graph_view_get_view_state (graph) == cowscope_window_get_view_state (w));
+
+  /* Exact now: the same nodes as after the view queried every lane
+   * itself (another window and back drops its lanes' answers). */
+  CowscopeTimelineView *tv = cowscope_window_get_timeline_view (w);
+  CowscopeViewState *st = cowscope_window_get_view_state (w);
+  g_autofree char *exact = serialize_view (tv);
+  gint64 t0 = cowscope_view_state_get_visible_start (st);
+  gint64 t1 = cowscope_view_state_get_visible_end (st);
+  cowscope_view_state_set_visible (st, t0, t0 + (t1 - t0) / 2);
+  g_autofree char *half = serialize_view (tv);
+  cowscope_view_state_set_visible (st, t0, t1);
+  g_autofree char *again = serialize_view (tv);
+  g_assert_cmpstr (half, !=, exact);
+  g_assert_cmpstr (again, ==, exact);
+  gtk_window_destroy (GTK_WINDOW (w));
+  gui_test_spin (50);
 }
 
 /* Closing the window drops the session. */
@@ -651,6 +772,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/cowscope/timeline/dark-colors", test_dark_colors);
   g_test_add_func ("/cowscope/timeline/session-screenshot", test_session_screenshot);
   g_test_add_func ("/cowscope/timeline/damaged-chunk", test_damaged_chunk);
+  g_test_add_func ("/cowscope/timeline/first-frame", test_first_frame);
   g_test_add_func ("/cowscope/timeline/close", test_close);
   int status = g_test_run ();
 

@@ -37,6 +37,12 @@ find_child (GtkWidget *root, GType type)
 }
 
 static gboolean
+session_shown (gpointer data)
+{
+  return g_strcmp0 (cowscope_window_get_visible_page (data), "session") == 0;
+}
+
+static gboolean
 graph_shown (gpointer data)
 {
   CowscopeWindow *window = data;
@@ -79,6 +85,9 @@ open_window (int width)
   gtk_window_set_default_size (GTK_WINDOW (window), width, 700);
   gtk_window_present (GTK_WINDOW (window));
   cowscope_window_open (window, file);
+  g_assert_true (gui_test_wait_until (session_shown, window, 60));
+  /* A session opens on its summary: show the timeline and its graph. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-view", "s", "timeline"));
   g_assert_true (gui_test_wait_until (graph_shown, window, 60));
   g_assert_true (gui_test_wait_until (gui_test_widget_drawn, window, 10));
   return window;

@@ -83,8 +83,8 @@ expect_some () {
   fi
 }
 
-echo "1..10"
-expect "the commands" "cowscope-cli " record finalize report export
+echo "1..12"
+expect "the commands" "cowscope-cli " record finalize report diff merge export
 expect "a command from its start" "cowscope-cli rep" report
 expect "top-level options" "cowscope-cli --" --help --version
 expect "record's options" "cowscope-cli record --no-" --no-cuda --no-stacks
@@ -93,6 +93,9 @@ expect_some "record's options and the '--' before the program" "cowscope-cli rec
 expect "the program after '--'" "cowscope-cli record -o run.cowscope -- my-ta" my-target
 expect_some "report's options" "cowscope-cli report a.cowscope --" --json --fail-if= --top= --help
 expect "--fail-if metrics" "cowscope-cli report a.cowscope --fail-if copied_" copied_bytes
+expect "diff's --fail-if metrics" "cowscope-cli diff a.cowscope b.cowscope --fail-if copied_bytes.in" \
+  copied_bytes.increase
+expect_some "merge's options" "cowscope-cli merge a.cowscope b.cowscope --" --output= --label= --force
 expect "export formats" "cowscope-cli export a.cowscope --format " chrome csv sqlite
 expect "session files (and folders) only" "cowscope-cli finalize " a.cowscope b.cowscope bin runs
 

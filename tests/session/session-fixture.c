@@ -3,6 +3,7 @@
 
 #include "cow-dtype.h"
 #include "cowscope-format-index.h"
+#include "cowscope-format-open.h"
 #include "cowscope-format-schema.h"
 #include "cowscope-format-vocabulary.h"
 
@@ -790,4 +791,17 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
   g_hash_table_unref (g->storages);
   g_rand_free (g->rand);
   return !g->failed;
+}
+
+gboolean
+session_fixture_is_current (const char *path)
+{
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    return FALSE;
+  CowscopeFormatInfo info = { 0 };
+  sqlite3 *db = cowscope_format_open (path, COWSCOPE_FORMAT_OPEN_READ_ONLY, &info, NULL);
+  if (db == NULL)
+    return FALSE;
+  sqlite3_close (db);
+  return info.current;
 }

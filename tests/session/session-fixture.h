@@ -54,4 +54,10 @@ void session_fixture_options_small (SessionFixtureOptions *options);
 gboolean session_fixture_generate (const char *path, const SessionFixtureOptions *options,
                                    SessionFixtureInfo *info, GError **error);
 
+/* TRUE when @path holds a session this build opens as it is: finalized
+ * with the current schema.  A benchmark that caches its generated session
+ * regenerates one that is not (an older one would be re-finalized into a
+ * copy at every open, and the benchmark would time that). */
+gboolean session_fixture_is_current (const char *path);
+
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "cowscope-copy-explanation.h"
 #include "cowscope-event-item.h"
 #include "cowscope-event-list.h"
+#include "cowscope-event-pages.h"
 #include "cowscope-object-list.h"
 #include "cowscope-session-document-private.h"
 #include "cowscope-format-error.h"
@@ -40,6 +41,21 @@ sql_int (const char *path, const char *sql)
   g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
   gint64 value = sqlite3_column_int64 (stmt, 0);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return value;
+}
+
+/* One text (NULL for SQL NULL or no row) from @sql on the fixture. */
+static char *
+sql_text (const char *path, const char *sql)
+{
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  sqlite3_stmt *stmt = NULL;
+  g_assert_cmpint (sqlite3_prepare_v2 (db, sql, -1, &stmt, NULL), ==, SQLITE_OK);
+  char *value = sqlite3_step (stmt) == SQLITE_ROW && sqlite3_column_type (stmt, 0) != SQLITE_NULL
+                  ? g_strdup ((const char *) sqlite3_column_text (stmt, 0)) : NULL;
   sqlite3_finalize (stmt);
   sqlite3_close (db);
   return value;
@@ -793,6 +809,54 @@ test_graph_cache_matches_cold (void)
     }
 }
 
+/* A graph assembled by two threads, in small tasks, is the graph the
+ * calling thread assembles alone, node for node and edge for edge, at
+ * checkpoints and between them (and the brute force's). */
+static void
+test_graph_parallel_assembly (void)
+{
+  g_autoptr (GArray) cps = checkpoints ();
+  g_autoptr (GArray) seqs = g_array_new (FALSE, FALSE, sizeof (gint64));
+  for (guint k = 0; k < cps->len; k += 2)
+    {
+      gint64 s = g_array_index (cps, gint64, 2 * k + 1);
+      gint64 more[] = { s, s + 7, s + 301 };
+      g_array_append_vals (seqs, more, G_N_ELEMENTS (more));
+    }
+  gint64 last = (gint64) fixture_info.n_events;
+  gint64 extra[] = { 1, 57, last / 2, last };
+  g_array_append_vals (seqs, extra, G_N_ELEMENTS (extra));
+  for (guint i = 0; i < seqs->len; i++)
+    {
+      gint64 seq = MIN (g_array_index (seqs, gint64, i), last);
+      g_autoptr (GError) error = NULL;
+      cowscope_graph_assembly_set_parallel (G_MAXUINT, 4096);
+      g_autoptr (CowscopeSharingGraph) alone =
+        cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+      g_assert_no_error (error);
+      for (guint task = 1; task <= 64; task *= 8)
+        {
+          cowscope_graph_assembly_set_parallel (1, task);
+          g_autoptr (CowscopeSharingGraph) shared =
+            cowscope_graph_builder_run_from (fixture_doc, seq, -1, 1000, &error);
+          g_assert_no_error (error);
+          assert_same_graph (shared, alone, TRUE, "two threads");
+        }
+      /* The counts per kind are the nodes'. */
+      guint counts[COWSCOPE_N_NODE_KINDS] = { 0 };
+      for (guint k = 0; k < cowscope_sharing_graph_get_n_nodes (alone); k++)
+        counts[cowscope_sharing_graph_get_node (alone, k)->kind]++;
+      for (guint kind = 0; kind < COWSCOPE_N_NODE_KINDS; kind++)
+        g_assert_cmpuint (cowscope_sharing_graph_count_nodes (alone, kind), ==, counts[kind]);
+      if (i % 4 == 0)
+        {
+          cowscope_graph_assembly_set_parallel (1, 16);
+          check_graph_at (seq);
+        }
+    }
+  cowscope_graph_assembly_set_parallel (16384, 4096);
+}
+
 /* The finalizer writes each checkpoint's packed state (the format's
  * cowscope-format-index.c); the model replays the packed events after a
  * checkpoint.  At every checkpoint, its packed state equals the previous
@@ -908,6 +972,27 @@ test_explain_copy (void)
     has_storage |= refs[i].kind == COWSCOPE_NODE_STORAGE && refs[i].id == fixture_info.copy_storage_id;
   g_assert_true (has_storage);
   g_assert_nonnull (cowscope_copy_explanation_get_summary (e));
+  /* The tensors go by their names, as the graph shows them: the one
+   * written is named in the summary (its number only without a name). */
+  guint32 pid = cowscope_copy_explanation_get_pid (e);
+  guint64 tensor = cowscope_copy_explanation_get_tensor_id (e);
+  g_autofree char *name_sql = g_strdup_printf (
+    "SELECT name FROM tensors WHERE pid = %u AND id = %" G_GUINT64_FORMAT, pid, tensor);
+  g_autofree char *name = sql_text (fixture_path, name_sql);
+  g_assert_cmpstr (cowscope_copy_explanation_get_tensor_name (e), ==, name);
+  g_autofree char *label = name != NULL ? g_strdup_printf ("the write to “%s”", name)
+                                        : g_strdup_printf ("the write to tensor %" G_GUINT64_FORMAT, tensor);
+  g_test_message ("%s", cowscope_copy_explanation_get_summary (e));
+  g_assert_nonnull (strstr (cowscope_copy_explanation_get_summary (e), label));
+  g_autofree char *result_sql = g_strdup_printf (
+    "SELECT name FROM tensors WHERE pid = %u AND id = %" G_GUINT64_FORMAT, pid,
+    cowscope_copy_explanation_get_lazy_clone_result_tensor (e));
+  g_autofree char *result_name = sql_text (fixture_path, result_sql);
+  g_assert_cmpstr (cowscope_copy_explanation_get_lazy_clone_result_name (e), ==, result_name);
+  g_autofree char *unnamed = cowscope_tensor_label (NULL, 7);
+  g_assert_cmpstr (unnamed, ==, "tensor 7");
+  g_autofree char *named = cowscope_tensor_label ("weights", 7);
+  g_assert_cmpstr (named, ==, "weights");
   gint64 end_seq = cowscope_copy_explanation_get_end_seq (e);
   g_assert_cmpint (end_seq, >, fixture_info.copy_seq);
   g_object_unref (e);
@@ -1013,6 +1098,104 @@ item_ts (CowscopeEventList *list, guint i)
   g_autoptr (CowscopeEventItem) item = g_list_model_get_item (G_LIST_MODEL (list), i);
   g_assert_nonnull (item);
   return cowscope_event_item_get_ts (item);
+}
+
+static gboolean
+pages_done (gpointer data)
+{
+  return cowscope_event_pages_get_n_pending (data) == 0;
+}
+
+/* Iterates the default main context until the pages have no read pending. */
+static void
+wait_pages (CowscopeEventPages *pages)
+{
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!pages_done (pages) && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (pages_done (pages));
+}
+
+/* The page cache a view shows events through: get_item() answers at once
+ * with placeholders (seq known, nothing read), a worker fills them in
+ * place, a new order drops them. */
+static void
+test_event_pages (void)
+{
+  g_autoptr (CowscopeEventList) events = cowscope_event_list_new (fixture_doc);
+  g_autoptr (CowscopeEventPages) pages = cowscope_event_pages_new (events);
+  GListModel *rows = G_LIST_MODEL (pages);
+  QueryWait w = { g_main_loop_new (NULL, FALSE), FALSE, NULL, 0 };
+  guint n = (guint) fixture_info.n_events;
+  g_assert_cmpuint (n, >, 3 * COWSCOPE_EVENT_PAGE_ROWS);
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+  g_assert_true (g_list_model_get_item_type (rows) == COWSCOPE_TYPE_EVENT_ITEM);
+  g_assert_null (g_list_model_get_item (rows, n));
+
+  /* Rows of two pages: placeholders that know their seq. */
+  guint asked[] = { 0, 5, COWSCOPE_EVENT_PAGE_ROWS - 1, 2 * COWSCOPE_EVENT_PAGE_ROWS + 3, n - 1 };
+  CowscopeEventItem *items[G_N_ELEMENTS (asked)];
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    {
+      items[i] = g_list_model_get_item (rows, asked[i]);
+      g_assert_false (cowscope_event_item_get_loaded (items[i]));
+      g_assert_cmpint (cowscope_event_item_get_seq (items[i]), ==, cowscope_event_list_get_seq (events, asked[i]));
+    }
+  g_assert_cmpuint (cowscope_event_pages_get_n_pending (pages), >=, 1);
+  wait_pages (pages);
+  /* Filled in place with the file's row; asked again, the same object. */
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    {
+      g_autoptr (CowscopeEventItem) row = g_list_model_get_item (G_LIST_MODEL (events), asked[i]);
+      g_assert_true (cowscope_event_item_get_loaded (items[i]));
+      g_assert_cmpint (cowscope_event_item_get_seq (items[i]), ==, cowscope_event_item_get_seq (row));
+      g_assert_cmpint (cowscope_event_item_get_ts (items[i]), ==, cowscope_event_item_get_ts (row));
+      g_assert_cmpstr (cowscope_event_item_get_type_name (items[i]), ==, cowscope_event_item_get_type_name (row));
+      g_assert_cmpint (cowscope_event_item_get_value (items[i], 1), ==, cowscope_event_item_get_value (row, 1));
+      g_autoptr (CowscopeEventItem) again = g_list_model_get_item (rows, asked[i]);
+      g_assert_true (again == items[i]);
+    }
+
+  /* A new order of the same rows changes no position (no items-changed:
+   * GTK 4.8's list view pays a node per row for one): row 0's object
+   * becomes a placeholder for the newest event, then holds it. */
+  g_signal_connect (pages, "items-changed", G_CALLBACK (count_change), &w);
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, TRUE, NULL, NULL));
+  g_assert_cmpuint (w.changes, ==, 0);
+  g_assert_cmpint (cowscope_event_item_get_seq (items[0]), ==,
+                   sql_int (fixture_path, "SELECT seq FROM events ORDER BY ts DESC, seq DESC LIMIT 1"));
+  g_assert_false (cowscope_event_item_get_loaded (items[0]));
+  wait_pages (pages);
+  g_autoptr (CowscopeEventItem) newest = g_list_model_get_item (rows, 0);
+  g_assert_true (newest == items[0]);
+  g_assert_true (cowscope_event_item_get_loaded (newest));
+  g_assert_cmpint (cowscope_event_item_get_ts (newest), ==, sql_int (fixture_path, "SELECT max(ts) FROM events"));
+  g_assert_cmpint (cowscope_event_item_get_ts (items[G_N_ELEMENTS (asked) - 1]), ==,
+                   sql_int (fixture_path, "SELECT min(ts) FROM events"));
+
+  /* A filter changes the rows: told as a removal and an addition. */
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_SEQ, FALSE, "materialize_end", NULL));
+  g_assert_cmpuint (w.changes, ==, 2);
+  guint n_end = g_list_model_get_n_items (G_LIST_MODEL (events));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n_end);
+  g_autoptr (CowscopeEventItem) end0 = g_list_model_get_item (rows, 0);
+  wait_pages (pages);
+  g_assert_cmpstr (cowscope_event_item_get_type_name (end0), ==, "materialize_end");
+  g_assert_true (query_events (events, &w, COWSCOPE_EVENT_ORDER_TIME, TRUE, NULL, NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (rows), ==, n);
+
+  /* Far more pages than the cache holds: each read, in any order. */
+  for (guint p = 0; p < n / COWSCOPE_EVENT_PAGE_ROWS; p++)
+    {
+      g_autoptr (CowscopeEventItem) item = g_list_model_get_item (rows, p * COWSCOPE_EVENT_PAGE_ROWS);
+      wait_pages (pages);
+      g_assert_true (cowscope_event_item_get_loaded (item));
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (asked); i++)
+    g_object_unref (items[i]);
+  g_clear_error (&w.error);
+  g_main_loop_unref (w.loop);
 }
 
 static void
@@ -1477,6 +1660,119 @@ query_thread (gpointer data)
   return NULL;
 }
 
+/* One query result as lines (items, spans, their count). */
+static void
+describe_window (CowscopeTimelineWindow *result, GPtrArray *out)
+{
+  guint n;
+  const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (result, &n);
+  for (guint k = 0; k < n; k++)
+    g_ptr_array_add (out, g_strdup_printf (
+      "item %u %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT " %" G_GUINT64_FORMAT
+      " %u %u %x", items[k].pixel, items[k].start_ns, items[k].end_ns, items[k].id,
+      items[k].bytes, items[k].count, items[k].kind, items[k].kinds));
+  const CowscopeTimelineItem *spans = cowscope_timeline_window_get_spans (result, &n);
+  for (guint k = 0; k < n; k++)
+    g_ptr_array_add (out, g_strdup_printf ("span %" G_GINT64_FORMAT " %" G_GINT64_FORMAT
+                                           " %" G_GINT64_FORMAT, spans[k].start_ns,
+                                           spans[k].end_ns, spans[k].id));
+  g_ptr_array_add (out, g_strdup_printf ("total %" G_GUINT64_FORMAT,
+                                         cowscope_timeline_window_get_total_count (result)));
+}
+
+static void
+on_lane_query (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CowscopeTimelineWindow **out = data;
+  g_autoptr (GError) error = NULL;
+  *out = cowscope_timeline_lane_query_finish (COWSCOPE_TIMELINE_LANE (source), result, &error);
+  g_assert_no_error (error);
+}
+
+/* A query that may not read the file (a first frame's) reads nothing:
+ * on a fresh document it estimates each chunk from its row (buckets of
+ * kind "other" only, the window's count within one instant a chunk,
+ * spans exact) and says so; once the chunks are decoded its answer is
+ * the query's, exactly.  The query in a worker thread answers as the
+ * query does. */
+static void
+test_lazy_query_cached (void)
+{
+  const char *path = chunked_fixture ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeSessionDocument) doc = cowscope_session_document_load (path, NULL, &error);
+  g_assert_no_error (error);
+  gint64 start = cowscope_session_document_get_start_ns (doc);
+  gint64 end = cowscope_session_document_get_end_ns (doc) + 1;
+  GListModel *lanes = cowscope_session_document_get_lanes (doc);
+  guint estimated = 0;
+  for (guint i = 0; i < g_list_model_get_n_items (lanes); i++)
+    {
+      g_autoptr (CowscopeTimelineLane) lane = g_list_model_get_item (lanes, i);
+      CowscopeLaneKind kind = cowscope_timeline_lane_get_kind (lane);
+      gboolean complete = FALSE;
+      g_autoptr (CowscopeTimelineWindow) guess =
+        cowscope_timeline_lane_query_cached (lane, start, end, 1500, &complete);
+      if (kind != COWSCOPE_LANE_THREAD && kind != COWSCOPE_LANE_CUDA_STREAM)
+        {
+          g_assert_true (complete); /* in memory: exact at once */
+          continue;
+        }
+      if (cowscope_timeline_lane_get_n_events (lane) < 2)
+        continue;
+      g_assert_false (complete);
+      guint n;
+      const CowscopeTimelineItem *items = cowscope_timeline_window_get_items (guess, &n);
+      g_assert_cmpuint (n, >, 0);
+      for (guint k = 0; k < n; k++)
+        {
+          g_assert_cmpuint (items[k].kind, ==, COWSCOPE_ITEM_OTHER);
+          g_assert_cmpuint (items[k].kinds, ==, 1u << COWSCOPE_ITEM_OTHER);
+          g_assert_cmpuint (items[k].count, >=, 2);
+        }
+      g_autofree char *chunks_sql = g_strdup_printf (
+        "SELECT count(*) FROM timeline_chunks c JOIN timeline_lanes l ON c.lane = l.id"
+        " WHERE l.pid = %u AND l.tid = %" G_GINT64_FORMAT " AND l.device %s",
+        cowscope_timeline_lane_get_pid (lane), cowscope_timeline_lane_get_tid (lane),
+        kind == COWSCOPE_LANE_CUDA_STREAM ? ">= 0" : "IS NULL");
+      guint64 total = cowscope_timeline_window_get_total_count (guess);
+      guint64 exact = cowscope_timeline_lane_get_n_events (lane);
+      g_assert_cmpuint (total, <=, exact);
+      g_assert_cmpuint (total + (guint64) sql_int (path, chunks_sql), >=, exact);
+      /* The spans (in memory) are exact already. */
+      g_autoptr (CowscopeTimelineWindow) real = cowscope_timeline_lane_query (lane, start, end, 1500);
+      guint n_guess, n_real;
+      cowscope_timeline_window_get_spans (guess, &n_guess);
+      cowscope_timeline_window_get_spans (real, &n_real);
+      g_assert_cmpuint (n_guess, ==, n_real);
+      /* Decoded now (the budget holds them): the same answer. */
+      g_autoptr (CowscopeTimelineWindow) again =
+        cowscope_timeline_lane_query_cached (lane, start, end, 1500, &complete);
+      g_assert_true (complete);
+      g_autoptr (GPtrArray) a = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) b = g_ptr_array_new_with_free_func (g_free);
+      describe_window (again, a);
+      describe_window (real, b);
+      assert_same_lines (a, b);
+      /* In a worker thread. */
+      CowscopeTimelineWindow *async = NULL;
+      cowscope_timeline_lane_query_async (lane, start + 1, end - 1, 333, NULL, on_lane_query,
+                                          &async);
+      while (async == NULL)
+        g_main_context_iteration (NULL, TRUE);
+      g_autoptr (CowscopeTimelineWindow) sync = cowscope_timeline_lane_query (lane, start + 1,
+                                                                              end - 1, 333);
+      g_ptr_array_set_size (a, 0);
+      g_ptr_array_set_size (b, 0);
+      describe_window (async, a);
+      describe_window (sync, b);
+      assert_same_lines (a, b);
+      g_object_unref (async);
+      estimated++;
+    }
+  g_assert_cmpuint (estimated, >=, 6);
+}
+
 /* Two threads querying lanes of one document through a small shared
  * cache (the UI thread draws while a worker counts a range) get the
  * answers one thread gets. */
@@ -1581,16 +1877,19 @@ main (int argc, char **argv)
   g_test_add_func ("/session/graph/matches-replay", test_graph_matches_replay);
   g_test_add_func ("/session/graph/at-time-async", test_graph_at_time_async);
   g_test_add_func ("/session/graph/cache-matches-cold", test_graph_cache_matches_cold);
+  g_test_add_func ("/session/graph/parallel-assembly", test_graph_parallel_assembly);
   g_test_add_func ("/session/graph/packed-state-matches-replay",
                    test_graph_packed_state_matches_replay);
   g_test_add_func ("/session/explain/copy-steal-violation", test_explain_copy);
   g_test_add_func ("/session/lists/events-warnings-objects", test_lists);
   g_test_add_func ("/session/lists/events-sorted-filtered-in-sql", test_event_query);
+  g_test_add_func ("/session/lists/event-pages-read-off-main-thread", test_event_pages);
   g_test_add_func ("/session/packed/recount", test_packed_tables_recount);
   g_test_add_func ("/session/packed/schema1-matches-packed", test_schema1_matches_packed);
   g_test_add_func ("/session/packed/damaged", test_packed_damaged);
   g_test_add_func ("/session/lazy/matches-eager", test_lazy_matches_eager);
   g_test_add_func ("/session/lazy/threads", test_lazy_threads);
+  g_test_add_func ("/session/lazy/query-cached", test_lazy_query_cached);
   g_test_add_func ("/session/lazy/damaged-chunk", test_lazy_damaged_chunk);
   int status = g_test_run ();
   g_object_unref (fixture_doc);
