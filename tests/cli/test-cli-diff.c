@@ -447,6 +447,17 @@ test_bad_input (Fixture *f, gconstpointer data)
 
   assert_bad_input (missing, f->after, missing, "No such file");
   assert_bad_input (f->before, missing, missing, "No such file");
+  {
+    /* A name that holds control characters is quoted escaped: no forged
+     * line, no escape sequence reaching the terminal. */
+    g_autofree char *forged = g_build_filename (f->dir, "gone\x1b[2J\nforged.cowscope", NULL);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (cli_fixture_run (cowscope_diff_run, NULL, &err, "diff", f->before, forged,
+                                      NULL), ==, 1);
+    g_assert_nonnull (strstr (err, "gone\\x1b[2J\\nforged.cowscope"));
+    g_assert_null (strchr (err, '\x1b'));
+    g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+  }
 
   /* A session cut in half. */
   cli_fixture_write_session (damaged, TRUE, 4000);
