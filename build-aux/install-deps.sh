@@ -32,6 +32,8 @@ PACKAGES=(
   # Session database (recorder, app, CLI) and the sqlite3 shell to query it.
   libsqlite3-dev
   sqlite3
+  # Compressing the session's packed event chunks.
+  libzstd-dev
   # Symbolizing call stacks in the recorder (elfutils' libdw)
   libdw-dev
   libelf-dev

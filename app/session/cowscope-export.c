@@ -1432,7 +1432,10 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
   if (rc == SQLITE_OK)
     {
       if (progress != NULL && progress->func != NULL)
-        sqlite3_progress_handler (db, 100000, vacuum_progress, (void *) progress);
+        /* Often: VACUUM copies each table with a statement of its own,
+         * which counts its instructions afresh, and a session's events
+         * are a few packed rows (a call costs next to nothing). */
+        sqlite3_progress_handler (db, 100, vacuum_progress, (void *) progress);
       sqlite3_bind_text (stmt, 1, tmp, -1, SQLITE_STATIC);
       rc = sqlite3_step (stmt);
       sqlite3_progress_handler (db, 0, NULL, NULL);

@@ -88,6 +88,74 @@ cowscope_counter_bins_new (gint64 start, gint64 end, guint n_bins)
   return bins;
 }
 
+CowscopeCounterBins *
+cowscope_counter_bins_new_growing (gint64 start)
+{
+  CowscopeCounterBins *bins = cowscope_counter_bins_new (start, start + COWSCOPE_COUNTER_BINS - 1,
+                                                         COWSCOPE_COUNTER_BINS);
+  bins->growing = TRUE;
+  bins->bin_width = 1;
+  bins->bin_ns = 1.0;
+  return bins;
+}
+
+/* Bin i becomes bins 2i and 2i + 1 merged: the track covers twice the
+ * time in the same bins. */
+static void
+merge_pairs (CowscopeCounterBins *bins)
+{
+  guint n = bins->n_bins;
+  for (guint i = 0; i < n / 2; i++)
+    {
+      guint a = 2 * i, b = 2 * i + 1;
+      gboolean ta = bins->touched[a], tb = bins->touched[b];
+      double mn = tb ? bins->min[b] : bins->min[a], mx = tb ? bins->max[b] : bins->max[a];
+      if (ta && tb)
+        {
+          mn = MIN (bins->min[a], bins->min[b]);
+          mx = MAX (bins->max[a], bins->max[b]);
+        }
+      bins->min[i] = mn;
+      bins->max[i] = mx;
+      bins->last[i] = tb ? bins->last[b] : bins->last[a];
+      bins->touched[i] = ta || tb;
+    }
+  for (guint i = n / 2; i < n; i++)
+    {
+      bins->min[i] = bins->max[i] = bins->last[i] = 0;
+      bins->touched[i] = 0;
+    }
+  bins->bin_width *= 2;
+  bins->bin_ns = (double) bins->bin_width;
+  bins->used = (bins->used + 1) / 2;
+}
+
+void
+cowscope_counter_bins_trim (CowscopeCounterBins *bins, guint max_bins)
+{
+  g_return_if_fail (bins->growing);
+  max_bins = CLAMP (max_bins, 1, bins->n_bins);
+  while (MAX (bins->used, 1) > max_bins)
+    merge_pairs (bins);
+  bins->n_bins = MAX (bins->used, 1);
+  bins->growing = FALSE;
+}
+
+gint64
+cowscope_counter_bins_end (const CowscopeCounterBins *bins)
+{
+  return bins->start + (gint64) (bins->bin_ns * bins->n_bins) - 1;
+}
+
+guint
+cowscope_counter_bins_count_touched (const CowscopeCounterBins *bins)
+{
+  guint n = 0;
+  for (guint b = 0; b < bins->n_bins; b++)
+    n += bins->touched[b] != 0;
+  return n;
+}
+
 void
 cowscope_counter_bins_free (CowscopeCounterBins *bins)
 {
@@ -114,7 +182,20 @@ cowscope_counter_bins_index (const CowscopeCounterBins *bins, gint64 ts)
 void
 cowscope_counter_bins_set (CowscopeCounterBins *bins, gint64 ts, double value)
 {
-  guint b = cowscope_counter_bins_index (bins, ts);
+  guint b;
+  if (bins->growing)
+    {
+      gint64 i = ts <= bins->start ? 0 : (ts - bins->start) / bins->bin_width;
+      while (i >= (gint64) bins->n_bins)
+        {
+          merge_pairs (bins);
+          i = (ts - bins->start) / bins->bin_width;
+        }
+      b = (guint) i;
+      bins->used = MAX (bins->used, b + 1);
+    }
+  else
+    b = cowscope_counter_bins_index (bins, ts);
   if (!bins->touched[b])
     {
       bins->touched[b] = 1;

@@ -52,9 +52,31 @@ typedef struct {
   guint n_bins;
   double *min, *max, *last;
   guint8 *touched;   /* bins a value fell into (until finish()) */
+  /* Growing tracks (cowscope_counter_bins_new_growing()). */
+  gboolean growing;
+  gint64 bin_width;  /* bin_ns, exactly: a power of two */
+  guint used;        /* bins up to the last one a value fell into */
 } CowscopeCounterBins;
 
 CowscopeCounterBins *cowscope_counter_bins_new (gint64 start, gint64 end, guint n_bins);
+
+/* A track that grows with a recording whose end is not known yet: it
+ * starts at @start with 1 ns bins and, whenever a value falls past its
+ * COWSCOPE_COUNTER_BINS bins, merges neighbouring bins in pairs (exact
+ * for min, max and last) to cover twice the time.  cowscope_counter_bins_trim()
+ * then fixes its end. */
+CowscopeCounterBins *cowscope_counter_bins_new_growing (gint64 start);
+
+/* A growing track's last step: merges bins in pairs until the bins that
+ * hold values are no more than @max_bins, and ends the track after them
+ * (n_bins × bin_ns after start; see cowscope_counter_bins_end()). */
+void cowscope_counter_bins_trim (CowscopeCounterBins *bins, guint max_bins);
+
+/* The last ns a track covers: timeline_counters.end_ns. */
+gint64 cowscope_counter_bins_end (const CowscopeCounterBins *bins);
+
+/* How many bins a value fell into. */
+guint cowscope_counter_bins_count_touched (const CowscopeCounterBins *bins);
 void cowscope_counter_bins_free (CowscopeCounterBins *bins);
 
 /* The bin holding @ts, clamped to the track. */

@@ -1,16 +1,17 @@
 /* cowscope-format-finalize.h — completing a session: everything the
- * readers of a finalized session rely on, derived from the raw event log.
+ * readers of a finalized session rely on.
  *
- * In one transaction: the schema brought to the current version, the
- * lookup tables, `events` renumbered in time order, indexes, the derived
- * object tables (allocations, storages, tensors, contexts, lazy_clones,
- * materializations, violations, ranges, marks, ipc_refs, ipc_blocks), the
- * caller's symbolization of stack frames, the packed summaries
- * (cowscope-format-index.h), the session's span (meta.start_ns, end_ns),
- * the views (cowscope-format-views.h) and the meta totals; then
- * meta.finalized = 1 and a single file (journal_mode = DELETE).  Running it again rebuilds
- * the same result, which is how `cowscope-cli finalize` upgrades an older
- * session in place; readers upgrade a copy (cowscope_format_finalized_copy()).
+ * cowscope_format_finalize() does it from the stored events, in one
+ * transaction: the schema brought to the current version, the lookup
+ * tables, `events` renumbered in time order if they are not, every
+ * derived table (one pass of a session builder over the events,
+ * cowscope-session-builder.h), the caller's symbolization of stack
+ * frames, the session's span (meta.start_ns, end_ns), the views
+ * (cowscope-format-views.h) and the meta totals; then meta.finalized = 1
+ * and a single file (journal_mode = DELETE).  Running it again rebuilds
+ * the same result, which is how `cowscope-cli finalize` completes a
+ * session whose recorder died and upgrades an older one in place;
+ * readers upgrade a copy (cowscope_format_finalized_copy()).
  */
 #pragma once
 

@@ -1,11 +1,12 @@
-/* cowscope-format-index.c — packed timeline lanes and graph checkpoints
- * (see header). */
+/* cowscope-format-index.c — packed timeline lanes, counter tracks and
+ * graph checkpoints (see header). */
 #include "cowscope-format-index.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "cow-trace.h"
+#include "cowscope-event-store.h"
 #include "cowscope-format-counters.h"
 #include "cowscope-format-error.h"
 #include "cowscope-format-open.h"
@@ -13,7 +14,6 @@
 #include "cowscope-format-timeline.h"
 #include "cowscope-format-vocabulary.h"
 #include "cowscope-graph-state.h"
-#include "cowscope-packed-records.h"
 
 static const char clear_sql[] =
   "DELETE FROM timeline_lanes; DELETE FROM timeline_chunks; DELETE FROM timeline_spans;"
@@ -22,6 +22,16 @@ static const char clear_sql[] =
 
 /* Instants (spans) per chunk: COWSCOPE_TIMELINE_CHUNK but in tests. */
 static guint timeline_chunk = COWSCOPE_TIMELINE_CHUNK;
+
+/* Instants the lanes may hold before the biggest is written as a
+ * shorter chunk: a recording of many busy threads keeps its memory. */
+#define PENDING_INSTANTS_MAX (1 << 20)
+
+/* A counter track ends with at most this many bins per bin a value fell
+ * into (and at least COUNTER_MIN_BINS): a short session gets a small
+ * track, a long one up to COWSCOPE_COUNTER_BINS. */
+#define COUNTER_BINS_PER_CHANGE 16
+#define COUNTER_MIN_BINS 256
 
 void
 cowscope_format_index_set_chunk_for_tests (guint instants)
@@ -34,12 +44,22 @@ typedef struct Lane Lane;
 typedef struct {
   sqlite3 *db;
   const char *path;
-  GHashTable *lanes;  /* Lane set */
-  gint64 next_lane;
   sqlite3_stmt *ins_chunk, *ins_span, *ins_lane, *ins_counter;
   sqlite3_stmt *ins_cp, *ins_cpo, *ins_state, *ins_replay;
   GByteArray *buf;
 } Writer;
+
+struct _CowscopeIndexWriter {
+  Writer w;
+  char *path;
+  GHashTable *lanes;  /* Lane set */
+  gint64 next_lane;
+  Lane *last;         /* the lane of the last event */
+  guint64 pending;    /* instants held by all lanes */
+  CowscopeCounterRules rules;
+  CowscopeCounterBins *bins[COWSCOPE_N_COUNTERS];
+  gboolean any_event;
+};
 
 static gboolean
 fail (Writer *w, GError **error)
@@ -207,26 +227,27 @@ lane_free (gpointer data)
 }
 
 static Lane *
-lane_for (Writer *w, guint32 pid, gint64 tid, gint64 device)
+lane_for (CowscopeIndexWriter *x, guint32 pid, gint64 tid, gint64 device)
 {
   Lane key = { .pid = pid, .tid = tid, .device = device };
-  Lane *l = g_hash_table_lookup (w->lanes, &key);
+  Lane *l = g_hash_table_lookup (x->lanes, &key);
   if (l == NULL)
     {
       l = g_new0 (Lane, 1);
       *l = key;
-      l->lane_id = w->next_lane++;
-      l->pending = g_array_sized_new (FALSE, FALSE, sizeof (CowscopeInstant), 1024);
+      l->lane_id = x->next_lane++;
+      l->pending = g_array_new (FALSE, FALSE, sizeof (CowscopeInstant));
       l->spans = g_array_new (FALSE, FALSE, sizeof (CowscopeSpan));
-      g_hash_table_add (w->lanes, l);
+      g_hash_table_add (x->lanes, l);
     }
   return l;
 }
 
 /* Writes a lane's pending instants as one chunk. */
 static gboolean
-lane_flush (Writer *w, Lane *l, GError **error)
+lane_flush (CowscopeIndexWriter *x, Lane *l, GError **error)
 {
+  Writer *w = &x->w;
   if (l->pending->len == 0)
     return TRUE;
   g_byte_array_set_size (w->buf, 0);
@@ -245,16 +266,35 @@ lane_flush (Writer *w, Lane *l, GError **error)
   sqlite3_bind_int64 (s, 5, l->pending->len);
   bind_bytes (s, 6, w->buf);
   l->n_instants += l->pending->len;
+  x->pending -= l->pending->len;
   g_array_set_size (l->pending, 0);
+  /* A lane that filled a chunk will fill more: keep its room. */
   return step_done (w, s, error);
 }
 
+/* Writes the lane holding the most instants as a (shorter) chunk. */
 static gboolean
-lane_append (Writer *w, Lane *l, const CowscopeInstant *in, GError **error)
+flush_biggest (CowscopeIndexWriter *x, GError **error)
+{
+  Lane *biggest = NULL;
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, x->lanes);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    if (biggest == NULL || ((Lane *) key)->pending->len > biggest->pending->len)
+      biggest = key;
+  return biggest == NULL || lane_flush (x, biggest, error);
+}
+
+static gboolean
+lane_append (CowscopeIndexWriter *x, Lane *l, const CowscopeInstant *in, GError **error)
 {
   g_array_append_val (l->pending, *in);
+  x->pending++;
   if (l->pending->len >= timeline_chunk)
-    return lane_flush (w, l, error);
+    return lane_flush (x, l, error);
+  if (x->pending > PENDING_INSTANTS_MAX)
+    return flush_biggest (x, error);
   return TRUE;
 }
 
@@ -297,15 +337,16 @@ lane_write_spans (Writer *w, Lane *l, GError **error)
 }
 
 static gboolean
-write_lanes (Writer *w, GError **error)
+write_lanes (CowscopeIndexWriter *x, GError **error)
 {
+  Writer *w = &x->w;
   GHashTableIter it;
   gpointer key;
-  g_hash_table_iter_init (&it, w->lanes);
+  g_hash_table_iter_init (&it, x->lanes);
   while (g_hash_table_iter_next (&it, &key, NULL))
     {
       Lane *l = key;
-      if (!lane_flush (w, l, error) || !lane_write_spans (w, l, error))
+      if (!lane_flush (x, l, error) || !lane_write_spans (w, l, error))
         return FALSE;
       sqlite3_stmt *q = w->ins_lane;
       sqlite3_bind_int64 (q, 1, l->lane_id);
@@ -323,35 +364,43 @@ write_lanes (Writer *w, GError **error)
   return TRUE;
 }
 
-/* ---- counter tracks --------------------------------------------------------- */
-
-typedef struct {
-  CowscopeCounterRules rules;
-  CowscopeCounterBins *bins[COWSCOPE_N_COUNTERS];
-} Counters;
+/* ---- counter tracks ---------------------------------------------------------
+ * Grown as the events come (cowscope_counter_bins_new_growing()): the end
+ * of a recording is not known while it runs. */
 
 static void
-counters_apply (Counters *c, guint32 pid, gint64 ts, gint64 type, const gint64 v[5])
+counters_apply (CowscopeIndexWriter *x, guint32 pid, gint64 ts, gint64 type, const gint64 v[5])
 {
-  guint changed = cowscope_counter_rules_apply (&c->rules, pid, type, v);
+  guint changed = cowscope_counter_rules_apply (&x->rules, pid, type, v);
   for (guint k = 0; changed != 0; k++, changed >>= 1)
     if (changed & 1)
-      cowscope_counter_bins_set (c->bins[k], ts, c->rules.value[k]);
+      {
+        if (x->bins[k] == NULL)
+          x->bins[k] = cowscope_counter_bins_new_growing (ts);
+        cowscope_counter_bins_set (x->bins[k], ts, x->rules.value[k]);
+      }
 }
 
 static gboolean
-counters_write (Writer *w, Counters *c, gint64 start, gint64 end, GError **error)
+counters_write (CowscopeIndexWriter *x, gint64 start, GError **error)
 {
+  Writer *w = &x->w;
   for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
     {
-      cowscope_counter_bins_finish (c->bins[k]);
+      /* A counter no event moved: one bin of 0 over the session. */
+      if (x->bins[k] == NULL)
+        x->bins[k] = cowscope_counter_bins_new_growing (start);
+      CowscopeCounterBins *bins = x->bins[k];
+      guint touched = cowscope_counter_bins_count_touched (bins);
+      cowscope_counter_bins_trim (bins, MAX (COUNTER_MIN_BINS, COUNTER_BINS_PER_CHANGE * touched));
+      cowscope_counter_bins_finish (bins);
       g_byte_array_set_size (w->buf, 0);
-      cowscope_counter_bins_write (c->bins[k], w->buf);
+      cowscope_counter_bins_write (bins, w->buf);
       sqlite3_stmt *q = w->ins_counter;
       sqlite3_bind_int64 (q, 1, k);
-      sqlite3_bind_int64 (q, 2, start);
-      sqlite3_bind_int64 (q, 3, end);
-      sqlite3_bind_int64 (q, 4, c->bins[k]->n_bins);
+      sqlite3_bind_int64 (q, 2, bins->start);
+      sqlite3_bind_int64 (q, 3, cowscope_counter_bins_end (bins));
+      sqlite3_bind_int64 (q, 4, bins->n_bins);
       bind_bytes (q, 5, w->buf);
       if (!step_done (w, q, error))
         return FALSE;
@@ -446,53 +495,112 @@ live_apply (CowscopeGraphState *live, const ObjTable *objs, const CowscopeReplay
     cowscope_graph_state_set_name (live, born, name, -1);
 }
 
-/* ---- the pass ------------------------------------------------------------------ */
+/* ---- reading the events back ---------------------------------------------------- */
 
-/* One pass over `events` in seq order: instants of the thread lanes,
- * counters, and the checkpoints with the replays between them. */
+/* The events in seq order, from event_chunks or through `events`. */
+typedef struct {
+  sqlite3_stmt *stmt;            /* through `events`, or NULL */
+  CowscopeEventCatalog *catalog; /* from event_chunks */
+  guint chunk;
+  CowscopeEventBlock *block;
+  guint row;
+} EventSource;
+
 static gboolean
-scan_events (Writer *w, const ObjTable *objs, Counters *counters, gint64 interval,
-             GError **error)
+source_open (EventSource *src, Writer *w, gboolean from_chunks, GError **error)
 {
-  sqlite3_stmt *scan = NULL;
+  memset (src, 0, sizeof *src);
+  if (!from_chunks)
+    return prepare (w, "SELECT seq, ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id"
+                       " FROM events ORDER BY seq", &src->stmt, error);
+  src->catalog = cowscope_event_catalog_new (w->db);
+  return cowscope_event_catalog_refresh (src->catalog) == SQLITE_OK || fail (w, error);
+}
+
+static void
+source_close (EventSource *src)
+{
+  sqlite3_finalize (src->stmt);
+  cowscope_event_block_unref (src->block);
+  cowscope_event_catalog_free (src->catalog);
+}
+
+/* The next event into @row: TRUE, or FALSE at the end (@error unset) or
+ * on failure. */
+static gboolean
+source_next (EventSource *src, Writer *w, CowscopeEventRow *row, GError **error)
+{
+  if (src->stmt != NULL)
+    {
+      int rc = sqlite3_step (src->stmt);
+      if (rc == SQLITE_DONE)
+        return FALSE;
+      if (rc != SQLITE_ROW)
+        return fail (w, error);
+      row->nulls = 0;
+      for (int c = 0; c < COWSCOPE_EVENT_N_COLS; c++)
+        row->col[c] = sqlite3_column_int64 (src->stmt, c); /* NULL reads as 0 */
+      return TRUE;
+    }
+  while (src->block == NULL || src->row >= src->block->n)
+    {
+      g_clear_pointer (&src->block, cowscope_event_block_unref);
+      if (src->chunk >= cowscope_event_catalog_get_n_chunks (src->catalog))
+        return FALSE;
+      int rc;
+      const char *what;
+      CowscopeEventBlock *b = cowscope_event_catalog_read (src->catalog, src->chunk++, &rc, &what);
+      if (b == NULL)
+        {
+          if (what != NULL)
+            g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                         "%s is damaged: %s", w->path, what);
+          else
+            fail (w, error);
+          return FALSE;
+        }
+      src->block = cowscope_event_block_ref (b);
+      src->row = 0;
+    }
+  cowscope_event_block_get (src->block, src->row++, row);
+  return TRUE;
+}
+
+/* ---- the checkpoint pass ------------------------------------------------------------ */
+
+/* One pass over the events in seq order: the checkpoints with the
+ * replays between them. */
+static gboolean
+scan_checkpoints (Writer *w, const ObjTable *objs, gint64 interval, gboolean from_chunks,
+                  GError **error)
+{
+  EventSource src;
   gboolean ok = FALSE;
   g_autoptr (CowscopeGraphState) live = cowscope_graph_state_new ();
   Segment seg = { .cp_id = 0, .first_seq = 1, .events = g_byte_array_new () };
   gint64 since = 0, next_cp = 1, seq = 0;
-  Lane *last = NULL;
   gboolean first = TRUE;
-  int rc;
+  CowscopeEventRow row;
 
-  if (!prepare (w, "SELECT seq, ts, pid, tid, type, aux, v0, v1, v2, v3, v4 FROM events"
-                   " ORDER BY seq", &scan, error))
+  if (!source_open (&src, w, from_chunks, error))
     goto out;
-  while ((rc = sqlite3_step (scan)) == SQLITE_ROW)
+  while (source_next (&src, w, &row, error))
     {
       CowscopeReplayEvent ev = {
-        .seq = sqlite3_column_int64 (scan, 0),
-        .ts = sqlite3_column_int64 (scan, 1),
-        .pid = (guint32) sqlite3_column_int64 (scan, 2),
-        .type = sqlite3_column_int64 (scan, 4),
-        .aux = sqlite3_column_int64 (scan, 5),
+        .seq = row.col[COWSCOPE_EVENT_COL_SEQ],
+        .ts = row.col[COWSCOPE_EVENT_COL_TS],
+        .pid = (guint32) row.col[COWSCOPE_EVENT_COL_PID],
+        .type = row.col[COWSCOPE_EVENT_COL_TYPE],
+        .aux = row.col[COWSCOPE_EVENT_COL_AUX],
       };
-      gint64 tid = sqlite3_column_int64 (scan, 3);
       for (int k = 0; k < 5; k++)
-        ev.v[k] = sqlite3_column_int64 (scan, 6 + k); /* NULL reads as 0 */
+        ev.v[k] = row.col[COWSCOPE_EVENT_COL_V0 + k]; /* NULL reads as 0 */
       seq = ev.seq;
       if (first)
         {
           seg.first_seq = seq;
           first = FALSE;
         }
-
-      if (last == NULL || last->pid != ev.pid || last->tid != tid)
-        last = lane_for (w, (guint32) ev.pid, tid, -1);
-      CowscopeInstant in = { ev.ts, seq, cowscope_timeline_event_bytes (ev.type, ev.v),
-                             (guint8) CLAMP (ev.type, 0, 255), (guint8) (ev.aux & 0xff) };
-      if (!lane_append (w, last, &in, error))
-        goto out;
-      counters_apply (counters, (guint32) ev.pid, ev.ts, ev.type, ev.v);
-
       live_apply (live, objs, &ev);
       if (cowscope_event_changes_graph (ev.type))
         segment_add (&seg, objs, &ev);
@@ -508,22 +616,22 @@ scan_events (Writer *w, const ObjTable *objs, Counters *counters, gint64 interva
           since = 0;
         }
     }
-  if (rc != SQLITE_DONE)
-    {
-      fail (w, error);
-      goto out;
-    }
+  if (error != NULL && *error != NULL)
+    goto out;
   ok = segment_flush (w, &seg, seq, error);
 out:
-  sqlite3_finalize (scan);
+  source_close (&src);
   g_byte_array_unref (seg.events);
   return ok;
 }
 
-/* Materializations and user ranges on thread lanes; CUDA records. */
+/* ---- spans and CUDA lanes ------------------------------------------------------------ */
+
+/* Materializations and user ranges on thread lanes, from their tables. */
 static gboolean
-scan_spans (Writer *w, GError **error)
+scan_thread_spans (CowscopeIndexWriter *x, GError **error)
 {
+  Writer *w = &x->w;
   sqlite3_stmt *q = NULL;
   int rc;
   if (!prepare (w, "SELECT seq, pid, tid, begin_ts, end_ts, kind, nbytes FROM materializations"
@@ -531,12 +639,11 @@ scan_spans (Writer *w, GError **error)
     return FALSE;
   while ((rc = sqlite3_step (q)) == SQLITE_ROW)
     {
-      Lane *l = lane_for (w, (guint32) col_int (q, 1, 0), col_int (q, 2, 0), -1);
       gint64 begin = sqlite3_column_int64 (q, 3);
       CowscopeSpan s = { begin, col_int (q, 4, begin), sqlite3_column_int64 (q, 0),
                          (guint64) col_int (q, 6, 0),
                          (guint8) CLAMP (col_int (q, 5, 0), 0, COWSCOPE_SPAN_RANGE - 1), FALSE };
-      g_array_append_val (l->spans, s);
+      cowscope_index_writer_span (x, (guint32) col_int (q, 1, 0), col_int (q, 2, 0), &s);
     }
   sqlite3_finalize (q);
   if (rc != SQLITE_DONE)
@@ -547,17 +654,23 @@ scan_spans (Writer *w, GError **error)
     return FALSE;
   while ((rc = sqlite3_step (q)) == SQLITE_ROW)
     {
-      Lane *l = lane_for (w, (guint32) col_int (q, 1, 0), col_int (q, 2, 0), -1);
       gint64 begin = sqlite3_column_int64 (q, 3);
       gboolean open = sqlite3_column_type (q, 4) != SQLITE_INTEGER;
       CowscopeSpan s = { begin, open ? begin : sqlite3_column_int64 (q, 4),
                          sqlite3_column_int64 (q, 0), 0, COWSCOPE_SPAN_RANGE, open };
-      g_array_append_val (l->spans, s);
+      cowscope_index_writer_span (x, (guint32) col_int (q, 1, 0), col_int (q, 2, 0), &s);
     }
   sqlite3_finalize (q);
-  if (rc != SQLITE_DONE)
-    return fail (w, error);
+  return rc == SQLITE_DONE || fail (w, error);
+}
 
+/* CUDA records: one lane per (process, device, stream). */
+static gboolean
+scan_cuda (CowscopeIndexWriter *x, GError **error)
+{
+  Writer *w = &x->w;
+  sqlite3_stmt *q = NULL;
+  int rc;
   if (!prepare (w, "SELECT id, pid, max (coalesce (device_id, 0), 0), coalesce (stream_id, 0),"
                    " start_ns, end_ns, bytes, kind FROM cuda_activity"
                    " ORDER BY 2, 3, 4, start_ns, id", &q, error))
@@ -568,12 +681,12 @@ scan_spans (Writer *w, GError **error)
       guint32 pid = (guint32) sqlite3_column_int64 (q, 1);
       gint64 device = sqlite3_column_int64 (q, 2), stream = sqlite3_column_int64 (q, 3);
       if (last == NULL || last->pid != pid || last->tid != stream || last->device != device)
-        last = lane_for (w, pid, stream, device);
+        last = lane_for (x, pid, stream, device);
       gint64 start = sqlite3_column_int64 (q, 4), id = sqlite3_column_int64 (q, 0);
       guint64 bytes = (guint64) col_int (q, 6, 0);
       guint8 code = (guint8) CLAMP (col_int (q, 7, 0), 0, COWSCOPE_SPAN_RANGE - 1);
       CowscopeInstant in = { start, id, bytes, code, 0 };
-      if (!lane_append (w, last, &in, error))
+      if (!lane_append (x, last, &in, error))
         {
           sqlite3_finalize (q);
           return FALSE;
@@ -585,65 +698,130 @@ scan_spans (Writer *w, GError **error)
   return rc == SQLITE_DONE || fail (w, error);
 }
 
+/* ---- the writer ------------------------------------------------------------------------ */
+
+CowscopeIndexWriter *
+cowscope_index_writer_new (sqlite3 *db, const char *path, GError **error)
+{
+  CowscopeIndexWriter *x = g_new0 (CowscopeIndexWriter, 1);
+  x->path = g_strdup (path);
+  Writer *w = &x->w;
+  w->db = db;
+  w->path = x->path;
+  w->buf = g_byte_array_new ();
+  x->next_lane = 1;
+  x->lanes = g_hash_table_new_full (lane_hash, lane_equal, lane_free, NULL);
+  cowscope_counter_rules_init (&x->rules);
+  if (sqlite3_exec (db, clear_sql, NULL, NULL, NULL) != SQLITE_OK
+      || !prepare (w, "INSERT INTO timeline_chunks VALUES (?, ?, ?, ?, ?, ?)", &w->ins_chunk, error)
+      || !prepare (w, "INSERT INTO timeline_spans VALUES (?, ?, ?, ?, ?, ?)", &w->ins_span, error)
+      || !prepare (w, "INSERT INTO timeline_lanes VALUES (?, ?, ?, ?, ?, ?)", &w->ins_lane, error)
+      || !prepare (w, "INSERT INTO timeline_counters VALUES (?, ?, ?, ?, ?)", &w->ins_counter,
+                   error)
+      || !prepare (w, "INSERT INTO checkpoints (id, seq, ts) VALUES (?, ?, ?)", &w->ins_cp, error)
+      || !prepare (w, "INSERT OR IGNORE INTO checkpoint_objects (checkpoint_id, pid, kind, id)"
+                      " VALUES (?, ?, ?, ?)", &w->ins_cpo, error)
+      || !prepare (w, "INSERT INTO checkpoint_states VALUES (?, ?, ?)", &w->ins_state, error)
+      || !prepare (w, "INSERT INTO checkpoint_replays VALUES (?, ?, ?, ?, ?)", &w->ins_replay,
+                   error))
+    {
+      if (error != NULL && *error == NULL)
+        fail (w, error);
+      cowscope_index_writer_free (x);
+      return NULL;
+    }
+  return x;
+}
+
+void
+cowscope_index_writer_free (CowscopeIndexWriter *x)
+{
+  if (x == NULL)
+    return;
+  Writer *w = &x->w;
+  sqlite3_stmt *all[] = { w->ins_chunk, w->ins_span, w->ins_lane, w->ins_counter, w->ins_cp,
+                          w->ins_cpo, w->ins_state, w->ins_replay };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    sqlite3_finalize (all[i]);
+  for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
+    cowscope_counter_bins_free (x->bins[k]);
+  cowscope_counter_rules_clear (&x->rules);
+  g_hash_table_unref (x->lanes);
+  g_byte_array_unref (w->buf);
+  g_free (x->path);
+  g_free (x);
+}
+
+gboolean
+cowscope_index_writer_event (CowscopeIndexWriter *x, const CowscopeEventRow *ev, GError **error)
+{
+  guint32 pid = (guint32) ev->col[COWSCOPE_EVENT_COL_PID];
+  gint64 tid = ev->col[COWSCOPE_EVENT_COL_TID], ts = ev->col[COWSCOPE_EVENT_COL_TS];
+  gint64 type = ev->col[COWSCOPE_EVENT_COL_TYPE], aux = ev->col[COWSCOPE_EVENT_COL_AUX];
+  const gint64 *v = &ev->col[COWSCOPE_EVENT_COL_V0];
+  x->any_event = TRUE;
+  if (x->last == NULL || x->last->pid != pid || x->last->tid != tid)
+    x->last = lane_for (x, pid, tid, -1);
+  CowscopeInstant in = { ts, ev->col[COWSCOPE_EVENT_COL_SEQ], cowscope_timeline_event_bytes (type, v),
+                         (guint8) CLAMP (type, 0, 255), (guint8) (aux & 0xff) };
+  if (!lane_append (x, x->last, &in, error))
+    return FALSE;
+  counters_apply (x, pid, ts, type, v);
+  return TRUE;
+}
+
+void
+cowscope_index_writer_span (CowscopeIndexWriter *x, guint32 pid, gint64 tid,
+                            const CowscopeSpan *span)
+{
+  Lane *l = lane_for (x, pid, tid, -1);
+  g_array_append_val (l->spans, *span);
+}
+
+gboolean
+cowscope_index_writer_finish (CowscopeIndexWriter *x, gint64 checkpoint_interval,
+                              CowscopeIndexFlags flags, GError **error)
+{
+  Writer *w = &x->w;
+  ObjTable objs = { 0 };
+  gint64 start, end;
+  g_autofree char *meta = g_strdup_printf (
+    "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_format', %d)",
+    COWSCOPE_FORMAT_INDEX_VERSION);
+  gboolean ok = cowscope_format_query_bounds (w->db, w->path, &start, &end, error)
+                && ((flags & COWSCOPE_INDEX_SPANS_FROM_TABLES) == 0
+                    || scan_thread_spans (x, error))
+                && scan_cuda (x, error)
+                && write_lanes (x, error)
+                && counters_write (x, start, error)
+                && obj_table_load (&objs, w, error)
+                && scan_checkpoints (w, &objs, MAX (checkpoint_interval, 1),
+                                     (flags & COWSCOPE_INDEX_EVENTS_IN_CHUNKS) != 0, error);
+  obj_table_clear (&objs);
+  if (ok && sqlite3_exec (w->db, meta, NULL, NULL, NULL) != SQLITE_OK)
+    ok = fail (w, error);
+  (void) end;
+  return ok;
+}
+
 gboolean
 cowscope_format_index_write (sqlite3 *db, const char *path, gint64 checkpoint_interval,
                              GError **error)
 {
   g_return_val_if_fail (db != NULL, FALSE);
-  Writer w = { .db = db, .path = path, .next_lane = 1 };
-  ObjTable objs = { 0 };
-  Counters counters = { 0 };
-  gboolean ok = FALSE;
-  gint64 start, end;
-  g_autofree char *meta = g_strdup_printf (
-    "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_format', %d)",
-    COWSCOPE_FORMAT_INDEX_VERSION);
-
-  w.lanes = g_hash_table_new_full (lane_hash, lane_equal, lane_free, NULL);
-  w.buf = g_byte_array_new ();
-  cowscope_counter_rules_init (&counters.rules);
-
-  int rc = sqlite3_exec (db, clear_sql, NULL, NULL, NULL);
-  if (rc != SQLITE_OK)
-    {
-      fail (&w, error);
-      goto out;
-    }
-  if (!prepare (&w, "INSERT INTO timeline_chunks VALUES (?, ?, ?, ?, ?, ?)", &w.ins_chunk, error)
-      || !prepare (&w, "INSERT INTO timeline_spans VALUES (?, ?, ?, ?, ?, ?)", &w.ins_span, error)
-      || !prepare (&w, "INSERT INTO timeline_lanes VALUES (?, ?, ?, ?, ?, ?)", &w.ins_lane, error)
-      || !prepare (&w, "INSERT INTO timeline_counters VALUES (?, ?, ?, ?, ?)", &w.ins_counter, error)
-      || !prepare (&w, "INSERT INTO checkpoints (id, seq, ts) VALUES (?, ?, ?)", &w.ins_cp, error)
-      || !prepare (&w, "INSERT OR IGNORE INTO checkpoint_objects (checkpoint_id, pid, kind, id)"
-                       " VALUES (?, ?, ?, ?)", &w.ins_cpo, error)
-      || !prepare (&w, "INSERT INTO checkpoint_states VALUES (?, ?, ?)", &w.ins_state, error)
-      || !prepare (&w, "INSERT INTO checkpoint_replays VALUES (?, ?, ?, ?, ?)", &w.ins_replay, error)
-      /* The counter tracks cover exactly what the application shows. */
-      || !cowscope_format_query_bounds (db, path, &start, &end, error))
-    goto out;
-  for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
-    counters.bins[k] = cowscope_counter_bins_new (start, end, COWSCOPE_COUNTER_BINS);
-
-  ok = obj_table_load (&objs, &w, error)
-       && scan_events (&w, &objs, &counters, MAX (checkpoint_interval, 1), error)
-       && scan_spans (&w, error)
-       && write_lanes (&w, error)
-       && counters_write (&w, &counters, start, end, error);
-  if (ok && (rc = sqlite3_exec (db, meta, NULL, NULL, NULL)) != SQLITE_OK)
-    ok = fail (&w, error);
-
-out:
-  {
-    sqlite3_stmt *all[] = { w.ins_chunk, w.ins_span, w.ins_lane, w.ins_counter, w.ins_cp,
-                            w.ins_cpo, w.ins_state, w.ins_replay };
-    for (guint i = 0; i < G_N_ELEMENTS (all); i++)
-      sqlite3_finalize (all[i]);
-  }
-  obj_table_clear (&objs);
-  for (guint k = 0; k < COWSCOPE_N_COUNTERS; k++)
-    cowscope_counter_bins_free (counters.bins[k]);
-  cowscope_counter_rules_clear (&counters.rules);
-  g_hash_table_unref (w.lanes);
-  g_byte_array_unref (w.buf);
-  return ok;
+  g_autoptr (CowscopeIndexWriter) x = cowscope_index_writer_new (db, path, error);
+  if (x == NULL)
+    return FALSE;
+  EventSource src;
+  CowscopeEventRow row;
+  if (!source_open (&src, &x->w, FALSE, error))
+    return FALSE;
+  gboolean ok = TRUE;
+  while (ok && source_next (&src, &x->w, &row, error))
+    ok = cowscope_index_writer_event (x, &row, error);
+  source_close (&src);
+  if (!ok || (error != NULL && *error != NULL))
+    return FALSE;
+  return cowscope_index_writer_finish (x, checkpoint_interval, COWSCOPE_INDEX_SPANS_FROM_TABLES,
+                                       error);
 }

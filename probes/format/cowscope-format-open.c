@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cowscope-format-schema.h"
+#include "cowscope-format-sqlite.h"
 #include "cowscope-format-vocabulary.h"
 
 gint64
@@ -199,6 +200,23 @@ cowscope_format_has_table (sqlite3 *db, const char *name)
   return found;
 }
 
+/* TRUE when @db has a table or a view named @name (what a version
+ * promises: `marks` became a view in version 4). */
+static gboolean
+has_relation (sqlite3 *db, const char *name)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean found = FALSE;
+  if (sqlite3_prepare_v2 (db, "SELECT 1 FROM main.sqlite_master WHERE type IN ('table', 'view')"
+                              " AND name = ?1", -1, &stmt, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (stmt, 1, name, -1, SQLITE_STATIC);
+      found = sqlite3_step (stmt) == SQLITE_ROW;
+    }
+  sqlite3_finalize (stmt);
+  return found;
+}
+
 /* An integer meta value; @fallback when absent or not a number. */
 static gint64
 meta_int (sqlite3 *db, const char *key, gint64 fallback)
@@ -254,7 +272,7 @@ validate (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags, Cowscope
     }
   const char *const *tables = cowscope_format_required_tables ((int) version);
   for (gsize i = 0; tables != NULL && tables[i] != NULL; i++)
-    if (!cowscope_format_has_table (db, tables[i]))
+    if (!has_relation (db, tables[i]))
       {
         g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
                      _("%s is damaged: table '%s' is missing"), path, tables[i]);
@@ -302,7 +320,11 @@ cowscope_format_query_bounds (sqlite3 *db, const char *path, gint64 *start_ns, g
                               GError **error)
 {
   gint64 min_ts, max_ts, cuda_min, cuda_max;
-  if (!query_pair (db, path, "SELECT (SELECT min(ts) FROM events), (SELECT max(ts) FROM events)",
+  /* In time order, `events` gives its first and last row at once (from a
+   * session's chunks, or an index of an older session's table). */
+  if (!query_pair (db, path,
+                   "SELECT (SELECT ts FROM events ORDER BY ts LIMIT 1),"
+                   " (SELECT ts FROM events ORDER BY ts DESC LIMIT 1)",
                    &min_ts, &max_ts, error)
       || !query_pair (db, path,
                       "SELECT (SELECT min(start_ns) FROM cuda_activity),"
@@ -337,6 +359,15 @@ cowscope_format_adopt (sqlite3 *db, const char *path, CowscopeFormatOpenFlags fl
    * page (a small cost; SQLite leaves it off), so a damaged page is an
    * error, not a wrong value. */
   sqlite3_exec (db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+  /* `events` is a virtual table of this library's module. */
+  cowscope_format_register_everywhere ();
+  int rc = cowscope_format_register_sqlite (db);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,
+                   _("cannot open %s: %s"), path, sqlite3_errstr (rc));
+      return FALSE;
+    }
 
   CowscopeFormatInfo scratch;
   return validate (db, path, flags, info != NULL ? info : &scratch, error);

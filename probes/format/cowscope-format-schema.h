@@ -5,7 +5,10 @@
  *
  * The version is the schema file's own `PRAGMA user_version`; a session
  * also stores it as meta.schema_version.  Version 1 lacked the packed
- * timeline and graph-state tables that version 2 added.
+ * timeline and graph-state tables that version 2 added; version 3 added
+ * thread_events, process_identity and peer_faults; version 4 stores the
+ * raw events in packed chunks behind the `events` virtual table.  The
+ * README's "Session database" has the policy.
  */
 #pragma once
 
@@ -32,7 +35,8 @@ const char *cowscope_format_schema_sql (void);
  * know. */
 const char *const *cowscope_format_required_tables (int version);
 
-/* Creates the schema in the empty database @db; FALSE with @db's error. */
+/* Creates the schema in the empty database @db; FALSE with @db's error.
+ * Its lookup tables are empty (cowscope_format_fill_lookup_tables()). */
 gboolean cowscope_format_create_schema (sqlite3 *db);
 
 /* Brings @db, a session of an older or the current version, to the

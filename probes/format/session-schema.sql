@@ -1,22 +1,29 @@
--- Cowscope session database, schema version 3 (version 2 lacked the
--- thread_events, process_identity and peer_faults tables; version 1
--- also lacked the timeline_* tables, checkpoint_states and
--- checkpoint_replays).
+-- Cowscope session database, schema version 4 (version 3 kept `events`
+-- as a table of rows and `marks` as a derived table; version 2 lacked the
+-- thread_events, process_identity and peer_faults tables; version 1 also
+-- lacked the timeline_* tables, checkpoint_states and checkpoint_replays).
 --
 -- One SQLite file per recording (*.cowscope).  Timestamps are integer ns
 -- on CLOCK_MONOTONIC, one clock for engine and CUDA events.  Object ids
--- are unique within a process (pid, id), never reused.  During recording
--- the recorder appends to `events` (and `cuda_activity`); when recording
--- ends it fills the derived tables, the indexes and the checkpoints in
--- one transaction and sets meta.finalized = 1.  A session whose recorder
--- died before that still holds every committed event and can be
--- finalized later (cowscope-cli finalize).
+-- are unique within a process (pid, id), never reused.  While recording,
+-- the recorder appends events to `event_chunks` in the order it drains
+-- the threads' rings (packed, a few bytes an event; `events` reads them
+-- as rows), commits at least every 50 ms, and sets
+-- meta.finalized = 1 once finalizing has put the events in time order and
+-- derived the other tables.  A session whose recorder died before that
+-- still holds every committed event and can be finalized later
+-- (cowscope-cli finalize).
+--
+-- `events` is a virtual table (module cowscope_events): the application
+-- and cowscope-cli have the module; the sqlite3 shell gets it from the
+-- extension installed with Cowscope (.load PREFIX/lib/<multiarch>/
+-- cowscope/libcowscope-sqlite).  Every other table is a plain table.
 --
 -- Every table and column is documented in README.md ("Session database").
 -- Finalizing also creates readable views over the derived tables
 -- (session-views.sql, installed beside this file).
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- Keys the recorder writes:
 --   format ('cowscope-session'), schema_version, recorder_version,
@@ -162,22 +169,30 @@ CREATE TABLE strings (
   PRIMARY KEY (pid, id)
 ) WITHOUT ROWID;
 
--- Every engine trace event.  While recording, seq is the order the
--- recorder read them (one thread's ring at a time); finalizing renumbers
--- them in time order (ts, then each thread's own order), which the
--- derived tables, checkpoints and the app rely on.  The
--- payload columns v0..v4 mean what engine/cow-trace.h says per type.
-CREATE TABLE events (
-  seq      INTEGER PRIMARY KEY,
-  ts       INTEGER NOT NULL,
-  pid      INTEGER NOT NULL,
-  tid      INTEGER NOT NULL,
-  type     INTEGER NOT NULL,     -- event_types.id
-  op       INTEGER NOT NULL,     -- ops.id
-  aux      INTEGER NOT NULL,
-  v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER, v4 INTEGER,
-  stack_id INTEGER               -- stacks.id, or NULL
+-- Every engine trace event, packed: each row holds up to 4096 events that
+-- follow each other in seq, as columns of varint differences compressed
+-- with zstd (README.md, "Session database", gives the layout), with what
+-- a reader needs to skip a chunk undecoded.  seq is read order while
+-- recording, time order (ts, then each thread's own order) once
+-- finalized.
+CREATE TABLE event_chunks (
+  first_seq INTEGER PRIMARY KEY,
+  last_seq  INTEGER NOT NULL,
+  n         INTEGER NOT NULL,   -- events in the chunk
+  min_ts    INTEGER NOT NULL,
+  max_ts    INTEGER NOT NULL,
+  sorted    INTEGER NOT NULL,   -- 1: ts never decreases within the chunk
+  types     INTEGER NOT NULL,   -- bit t: it holds events of type t (bit 63: of a type >= 63)
+  data      BLOB NOT NULL
 );
+-- The chunks' rows without their data, for finding chunks (a reader loads
+-- them all: a few bytes per 4096 events).
+CREATE INDEX IF NOT EXISTS event_chunks_catalog
+  ON event_chunks (first_seq, last_seq, n, min_ts, max_ts, sorted, types);
+-- The events as rows (read-only but for appends): seq, ts, pid, tid,
+-- type (event_types.id), op (ops.id), aux, v0..v4 (the payload; what
+-- engine/cow-trace.h says per type), stack_id (stacks.id, or NULL).
+CREATE VIRTUAL TABLE events USING cowscope_events;
 
 -- Call stacks: each distinct frame symbolized once.
 CREATE TABLE frames (
@@ -305,10 +320,15 @@ CREATE TABLE ranges (
   PRIMARY KEY (pid, id)
 ) WITHOUT ROWID;
 
-CREATE TABLE marks (
-  seq INTEGER PRIMARY KEY,
-  pid INTEGER, tid INTEGER, ts INTEGER, name TEXT, range_id INTEGER
-);
+-- User marks: a view of their events (each mark is one event and nothing
+-- more, so a table of them would only repeat `events`).  19 is the mark's
+-- event type (COW_EVENT_MARK, engine/cow-trace.h: codes are stored in
+-- sessions, so they never change; tests/format checks this one).
+CREATE VIEW marks (seq, pid, tid, ts, name, range_id) AS
+  SELECT e.seq, e.pid, e.tid, e.ts,
+         (SELECT s.value FROM strings s WHERE s.pid = e.pid AND s.id = e.v1),
+         nullif (e.v2, 0)
+  FROM events e WHERE e.type = 19;
 
 -- Live objects every `meta.checkpoint_interval` events, so the sharing
 -- graph at any instant is rebuilt from the nearest checkpoint at or

@@ -8,13 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cowscope-event-store.h"
 #include "cowscope-format-schema.h"
+#include "cowscope-format-vocabulary.h"
 #include "cowscope-recorder-error.h"
 #include "cowscope-wal-checkpointer.h"
 
 
 enum {
-  STMT_EVENT,
   STMT_STRING,
   STMT_CUDA,
   STMT_FRAME,
@@ -33,8 +34,6 @@ enum {
 };
 
 static const char *const stmt_sql[N_STMTS] = {
-  [STMT_EVENT] = "INSERT INTO events (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4, stack_id)"
-                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   [STMT_STRING] = "INSERT OR REPLACE INTO strings (pid, id, value) VALUES (?, ?, ?)",
   [STMT_CUDA] = "INSERT INTO cuda_activity (pid, kind, subkind, start_ns, end_ns, bytes,"
                 " correlation_id, device_id, context_id, stream_id, address, external_id, name_id)"
@@ -63,25 +62,11 @@ static const char *const stmt_sql[N_STMTS] = {
   [STMT_META] = "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
 };
 
-/* Events are inserted this many rows per INSERT: one statement step per
- * 32 events instead of one per event roughly halves the writer's CPU
- * time, which a target shares the machine with. */
-#define EVENT_ROWS_PER_INSERT 32
-#define EVENT_COLUMNS 12
-
-typedef struct {
-  CowTraceEvent event;
-  uint32_t pid, tid;
-  int64_t stack_id;
-} PendingEvent;
-
 struct _CowscopeSessionWriter {
   char *path;
   sqlite3 *db;
   sqlite3_stmt *stmts[N_STMTS];
-  sqlite3_stmt *event_rows; /* STMT_EVENT with EVENT_ROWS_PER_INSERT rows */
-  PendingEvent pending[EVENT_ROWS_PER_INSERT];
-  guint n_pending;
+  CowscopeEventStore *events; /* events go into packed chunks */
   gboolean in_transaction;
   uint64_t batch_rows;
   int64_t batch_start_ns;
@@ -200,32 +185,13 @@ writer_free (CowscopeSessionWriter *writer)
   cowscope_wal_checkpointer_stop (writer->checkpointer);
   for (int i = 0; i < N_STMTS; i++)
     sqlite3_finalize (writer->stmts[i]);
-  sqlite3_finalize (writer->event_rows);
+  cowscope_event_store_free (writer->events);
   if (writer->db)
     sqlite3_close (writer->db);
   g_clear_pointer (&writer->stacks, g_hash_table_unref);
   g_clear_pointer (&writer->frames, g_hash_table_unref);
   g_free (writer->path);
   g_free (writer);
-}
-
-/* Prepares STMT_EVENT's INSERT with EVENT_ROWS_PER_INSERT rows of values. */
-static gboolean
-prepare_event_rows (CowscopeSessionWriter *writer, GError **error)
-{
-  GString *sql = g_string_new ("INSERT INTO events (ts, pid, tid, type, op, aux,"
-                               " v0, v1, v2, v3, v4, stack_id) VALUES ");
-  for (int i = 0; i < EVENT_ROWS_PER_INSERT; i++)
-    g_string_append (sql, i ? ", (?,?,?,?,?,?,?,?,?,?,?,?)" : "(?,?,?,?,?,?,?,?,?,?,?,?)");
-  int rc = sqlite3_prepare_v3 (writer->db, sql->str, -1, SQLITE_PREPARE_PERSISTENT,
-                               &writer->event_rows, NULL);
-  g_string_free (sql, TRUE);
-  if (rc != SQLITE_OK)
-    {
-      cowscope_session_set_sqlite_error (error, writer->db, writer->path, "prepare");
-      return FALSE;
-    }
-  return TRUE;
 }
 
 CowscopeSessionWriter *
@@ -293,6 +259,13 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
       || !exec_sql (writer, "BEGIN", error)
       || !create_schema (writer, error))
     goto fail;
+  /* The names of the codes from the start: the marks view reads them. */
+  if (!cowscope_format_fill_lookup_tables (writer->db))
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, path, "write");
+      goto fail;
+    }
+
 
   for (int i = 0; i < N_STMTS; i++)
     if (sqlite3_prepare_v3 (writer->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
@@ -301,8 +274,12 @@ cowscope_session_writer_create (const char *path, gboolean force, GError **error
         cowscope_session_set_sqlite_error (error, writer->db, path, "prepare");
         goto fail;
       }
-  if (!prepare_event_rows (writer, error))
-    goto fail;
+  int rc;
+  if ((writer->events = cowscope_event_store_new (writer->db, &rc)) == NULL)
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, path, "prepare");
+      goto fail;
+    }
 
   clock_pair (&realtime, &monotonic);
   boot = boot_id ();
@@ -405,59 +382,55 @@ bind_u64 (sqlite3_stmt *stmt, int i, uint64_t v)
   sqlite3_bind_int64 (stmt, i, (sqlite3_int64) v);
 }
 
-/* Binds @p as row @row (0-based) of a statement whose rows have
- * EVENT_COLUMNS parameters each. */
-static void
-bind_event_row (sqlite3_stmt *s, int row, const PendingEvent *p)
-{
-  int base = row * EVENT_COLUMNS;
-  sqlite3_bind_int64 (s, base + 1, p->event.time_ns);
-  sqlite3_bind_int64 (s, base + 2, p->pid);
-  sqlite3_bind_int64 (s, base + 3, p->tid);
-  sqlite3_bind_int64 (s, base + 4, p->event.type);
-  sqlite3_bind_int64 (s, base + 5, p->event.op);
-  sqlite3_bind_int64 (s, base + 6, p->event.aux);
-  for (int i = 0; i < 5; i++)
-    bind_u64 (s, base + 7 + i, p->event.v[i]);
-  if (p->stack_id > 0)
-    sqlite3_bind_int64 (s, base + 12, p->stack_id);
-  else
-    sqlite3_bind_null (s, base + 12);
-}
-
-/* Inserts the buffered events, in order: all at once when the buffer is
- * full, else one row at a time. */
-static gboolean
-flush_events (CowscopeSessionWriter *writer, GError **error)
-{
-  guint n = writer->n_pending;
-  writer->n_pending = 0;
-  if (n == EVENT_ROWS_PER_INSERT)
-    {
-      for (guint i = 0; i < n; i++)
-        bind_event_row (writer->event_rows, (int) i, &writer->pending[i]);
-      return step (writer, writer->event_rows, n, error);
-    }
-  for (guint i = 0; i < n; i++)
-    {
-      bind_event_row (writer->stmts[STMT_EVENT], 0, &writer->pending[i]);
-      if (!step (writer, writer->stmts[STMT_EVENT], 1, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 gboolean
 cowscope_session_writer_event (CowscopeSessionWriter *writer, uint32_t pid,
                                uint32_t tid, const CowTraceEvent *event,
                                int64_t stack_id, GError **error)
 {
-  writer->pending[writer->n_pending++] = (PendingEvent) {
-    .event = *event, .pid = pid, .tid = tid, .stack_id = stack_id,
+  CowscopeEventRow row = {
+    .col = {
+      [COWSCOPE_EVENT_COL_SEQ] = cowscope_event_store_next_seq (writer->events),
+      [COWSCOPE_EVENT_COL_TS] = event->time_ns,
+      [COWSCOPE_EVENT_COL_PID] = pid,
+      [COWSCOPE_EVENT_COL_TID] = tid,
+      [COWSCOPE_EVENT_COL_TYPE] = event->type,
+      [COWSCOPE_EVENT_COL_OP] = event->op,
+      [COWSCOPE_EVENT_COL_AUX] = event->aux,
+      [COWSCOPE_EVENT_COL_STACK] = stack_id,
+    },
+    .nulls = stack_id > 0 ? 0 : COWSCOPE_EVENT_NULL_STACK,
   };
-  if (writer->n_pending < EVENT_ROWS_PER_INSERT)
+  for (int k = 0; k < 5; k++)
+    row.col[COWSCOPE_EVENT_COL_V0 + k] = (gint64) event->v[k];
+  if (!writer->in_transaction)
+    {
+      if (!exec_sql (writer, "BEGIN", error))
+        return FALSE;
+      writer->in_transaction = TRUE;
+    }
+  if (cowscope_event_store_append (writer->events, &row) != SQLITE_OK)
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
+      return FALSE;
+    }
+  writer->rows++;
+  writer->batch_rows++;
+  return TRUE;
+}
+
+/* Writes the events not yet in a full chunk, so that readers of the
+ * committed session see them. */
+static gboolean
+flush_events (CowscopeSessionWriter *writer, GError **error)
+{
+  if (!writer->in_transaction)
     return TRUE;
-  return flush_events (writer, error);
+  if (cowscope_event_store_flush (writer->events) != SQLITE_OK)
+    {
+      cowscope_session_set_sqlite_error (error, writer->db, writer->path, "write");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean

@@ -231,7 +231,6 @@ cli_fixture_write_session (const char *path, gboolean finalized, guint padding)
       " (21, 100, 100, 1000000008400, 19, :access_read, 1, 2, 3, 1, 0, 3);"
       "INSERT INTO ranges VALUES (100, 1, 100, 'epoch 1', NULL, 1000000004000, 1000000009000),"
       " (100, 2, 101, 'never closed', NULL, 1000000004100, NULL);"
-      "INSERT INTO marks SELECT 24, 100, 100, 1000000008000, value, 1 FROM strings WHERE id = 12;"
       "INSERT INTO tensors (pid, id, storage_id, name) VALUES (100, 1, 1, NULL),"
       " (100, 2, 2, 'weights'), (100, 3, 3, 'snapshot');"
       "INSERT INTO tensors (pid, id, storage_id, name) SELECT 100, 4, 4, value FROM strings WHERE id = 16;");

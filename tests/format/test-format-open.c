@@ -114,7 +114,7 @@ static void
 test_schema (Fixture *f, gconstpointer data)
 {
   (void) data;
-  g_assert_cmpint (cowscope_format_schema_version (), ==, 3);
+  g_assert_cmpint (cowscope_format_schema_version (), ==, 4);
   sqlite3 *db = NULL;
   g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
   exec_ok (db, "PRAGMA synchronous = OFF");
@@ -123,17 +123,36 @@ test_schema (Fixture *f, gconstpointer data)
   const char *const *v1 = cowscope_format_required_tables (1);
   const char *const *v2 = cowscope_format_required_tables (2);
   const char *const *v3 = cowscope_format_required_tables (3);
+  const char *const *v4 = cowscope_format_required_tables (4);
   g_assert_nonnull (v1);
   g_assert_nonnull (v2);
   g_assert_nonnull (v3);
-  g_assert_null (cowscope_format_required_tables (4));
+  g_assert_nonnull (v4);
+  g_assert_null (cowscope_format_required_tables (5));
   g_assert_null (cowscope_format_required_tables (0));
-  for (gsize i = 0; v3[i] != NULL; i++)
+  for (gsize i = 0; v4[i] != NULL; i++)
     {
       g_autofree char *sql = g_strdup_printf (
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", v3[i]);
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '%s'", v4[i]);
       g_assert_cmpint (query_int (db, sql), ==, 1);
     }
+  /* Version 4: events packed (read through a virtual table), marks a view. */
+  for (gsize i = 0; v3[i] != NULL; i++)
+    g_assert_true (g_strv_contains (v4, v3[i]) || g_strcmp0 (v3[i], "marks") == 0);
+  g_assert_true (g_strv_contains (v4, "event_chunks"));
+  g_assert_false (g_strv_contains (v3, "event_chunks"));
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE name = 'events'"
+                                  " AND sql LIKE 'CREATE VIRTUAL TABLE%'"), ==, 1);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"
+                                  " AND name = 'marks'"), ==, 1);
+  /* The view names the mark's code as a number: it must be the engine's. */
+  exec_ok (db, "INSERT INTO strings VALUES (1, 5, 'here');"
+               "INSERT INTO events (ts, pid, tid, type, op, aux, v0, v1, v2, v3, v4) VALUES"
+               " (10, 1, 1, :ev_mark, 0, 0, 0, 5, 0, 0, 0),"
+               " (11, 1, 1, :ev_range_begin, 0, 0, 1, 5, 0, 0, 0)");
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM marks WHERE name = 'here' AND ts = 10"),
+                   ==, 1);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM marks"), ==, 1);
   for (gsize i = 0; v1[i] != NULL; i++)
     g_assert_true (g_strv_contains (v2, v1[i]));
   for (gsize i = 0; v2[i] != NULL; i++)
@@ -157,8 +176,52 @@ test_schema (Fixture *f, gconstpointer data)
   g_assert_true (cowscope_format_upgrade_schema (db));
   g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE name IN"
                                   " ('checkpoint_states', 'ipc_refs')"), ==, 2);
-  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, 3);
-  g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'schema_version'"), ==, 3);
+  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, 4);
+  g_assert_cmpint (query_int (db, "SELECT value FROM meta WHERE key = 'schema_version'"), ==, 4);
+  sqlite3_close (db);
+}
+
+/* A version-3 session's `events` table becomes packed chunks, its rows
+ * and seqs kept, and its `marks` table the view. */
+static void
+test_upgrade_events (Fixture *f, gconstpointer data)
+{
+  (void) data;
+  sqlite3 *db = NULL;
+  g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
+  exec_ok (db, "PRAGMA synchronous = OFF");
+  g_assert_true (cowscope_format_create_schema (db));
+  g_assert_true (cowscope_format_fill_lookup_tables (db));
+  exec_ok (db,
+           "DROP TABLE events; DROP TABLE event_chunks; DROP VIEW marks;"
+           "CREATE TABLE events (seq INTEGER PRIMARY KEY, ts INTEGER NOT NULL, pid INTEGER NOT NULL,"
+           " tid INTEGER NOT NULL, type INTEGER NOT NULL, op INTEGER NOT NULL, aux INTEGER NOT NULL,"
+           " v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER, v4 INTEGER, stack_id INTEGER);"
+           "CREATE INDEX events_time ON events (ts);"
+           "CREATE TABLE marks (seq INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER, ts INTEGER,"
+           " name TEXT, range_id INTEGER);"
+           "INSERT INTO events VALUES (3, 1000, 100, 1, :ev_range_begin, 0, 0, 7, 1, 0, 0, 0, NULL),"
+           " (5, 1010, 100, 1, :ev_mark, 0, 0, 0, 2, 7, 0, 0, 12),"
+           " (6, 1020, 100, 1, :ev_range_end, 0, 0, 7, NULL, 0, 0, 0, NULL);"
+           "INSERT INTO strings VALUES (100, 1, 'step'), (100, 2, 'tick');"
+           "INSERT INTO marks VALUES (5, 100, 1, 1010, 'tick', 7);"
+           "PRAGMA user_version = 3; INSERT INTO meta VALUES ('schema_version', 3);");
+  exec_ok (db, "BEGIN");
+  g_assert_true (cowscope_format_upgrade_schema (db));
+  exec_ok (db, "COMMIT");
+  g_assert_cmpint (query_int (db, "PRAGMA user_version"), ==, 4);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM events"), ==, 3);
+  g_assert_cmpint (query_int (db, "SELECT sum (n) FROM event_chunks"), ==, 3);
+  g_assert_cmpint (query_int (db, "SELECT ts FROM events WHERE seq = 5"), ==, 1010);
+  g_assert_cmpint (query_int (db, "SELECT stack_id FROM events WHERE seq = 5"), ==, 12);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM events WHERE seq = 6 AND v1 IS NULL"), ==,
+                   1);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM events WHERE stack_id IS NULL"), ==, 2);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"
+                                  " AND name = 'marks'"), ==, 1);
+  g_assert_cmpint (query_int (db, "SELECT range_id FROM marks WHERE name = 'tick'"), ==, 7);
+  g_assert_cmpint (query_int (db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'events_%'"
+                                  " AND type = 'table'"), ==, 0);
   sqlite3_close (db);
 }
 
@@ -258,7 +321,7 @@ test_refusals_sqlite (Fixture *f, gconstpointer data)
   write_recording (f->path);
   file_exec (f->path, "PRAGMA user_version = 99");
   assert_refused (f->path, 0, COWSCOPE_SESSION_ERROR_NEWER,
-                  "was written by a newer Cowscope (schema 99; this build reads up to 3)");
+                  "was written by a newer Cowscope (schema 99; this build reads up to 4)");
   write_recording (f->path);
   file_exec (f->path, "UPDATE meta SET value = 7 WHERE key = 'schema_version'");
   assert_refused (f->path, 0, COWSCOPE_SESSION_ERROR_NEWER, "(schema 7;");
@@ -373,7 +436,7 @@ test_finalized_copy (Fixture *f, gconstpointer data)
                                                    &info, &error);
     g_assert_no_error (error);
     g_assert_true (info.current);
-    g_assert_cmpint (info.schema_version, ==, 3);
+    g_assert_cmpint (info.schema_version, ==, 4);
     g_assert_cmpint (query_int (db, "SELECT count(*) FROM checkpoint_states"), >=, 0);
     g_assert_cmpint (query_int (db, "SELECT sum (n_instants) FROM timeline_lanes"), ==, 9);
   }
@@ -392,6 +455,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
   ADD ("/format/open/schema", test_schema);
+  ADD ("/format/open/upgrade-events", test_upgrade_events);
   ADD ("/format/open/finalize", test_finalize);
   ADD ("/format/open/refusals-files", test_refusals);
   ADD ("/format/open/refusals-databases", test_refusals_sqlite);

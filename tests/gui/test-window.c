@@ -14,6 +14,7 @@
 #include "cowscope-window.h"
 
 #include "cowscope-format-schema.h"
+#include "cowscope-format-sqlite.h"
 
 static CowscopeApplication *app;
 static char *tmp_dir;
@@ -252,10 +253,10 @@ test_open_bad_files (void)
   g_autofree char *text = fixture_path ("notes.cowscope");
   g_autofree char *other_db = make_database ("other.cowscope", "CREATE TABLE t (x);");
   g_autofree char *newer = make_database ("newer.cowscope",
-                                          "PRAGMA user_version = 4;"
+                                          "PRAGMA user_version = 5;"
                                           "CREATE TABLE meta (key TEXT PRIMARY KEY, value);"
                                           "INSERT INTO meta VALUES ('format', 'cowscope-session'),"
-                                          " ('schema_version', '4');");
+                                          " ('schema_version', '5');");
   g_autofree char *good = make_session ("to-truncate.cowscope");
   g_autofree char *damaged = fixture_path ("damaged.cowscope");
   g_autofree char *missing = fixture_path ("missing.cowscope");
@@ -434,6 +435,9 @@ main (int   argc,
 
   gtk_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
   adw_init ();
+  /* make_database() opens sessions with plain sqlite3_open(): their
+   * `events` needs the format's module. */
+  cowscope_format_register_everywhere ();
 
   tmp_dir = g_dir_make_tmp ("cowscope-gui-XXXXXX", &error);
   g_assert_no_error (error);

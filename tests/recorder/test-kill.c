@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cowscope-format-sqlite.h"
+
 static const char *cli;
 static const char *demo;
 static guint target_points, recorder_points;
@@ -420,6 +422,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* Sessions keep their events packed: `events` needs the format's module. */
+  cowscope_format_register_everywhere ();
   signal (SIGPIPE, SIG_IGN);
   cli = g_getenv ("COWSCOPE_CLI");
   demo = g_getenv ("COWSCOPE_DEMO");

@@ -26,6 +26,7 @@
 #include "cow-trace.h"
 #include "cowscope-protocol.h"
 #include "cowscope-ring.h"
+#include "cowscope-format-sqlite.h"
 
 static const char *cli;
 static const char *demo;
@@ -1584,6 +1585,8 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  /* Sessions keep their events packed: `events` needs the format's module. */
+  cowscope_format_register_everywhere ();
   cli = g_getenv ("COWSCOPE_CLI");
   demo = g_getenv ("COWSCOPE_DEMO");
   crash_target = g_getenv ("COWSCOPE_CRASH_TARGET");

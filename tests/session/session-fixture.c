@@ -720,11 +720,9 @@ session_fixture_generate (const char *path, const SessionFixtureOptions *o,
                                         error))
     g->failed = TRUE;
   cowscope_format_index_set_chunk_for_tests (0);
-  /* The indexes the session model's queries rely on. */
+  /* The indexes the session model's queries rely on (events need none:
+   * their packed chunks are found by seq, time and type). */
   exec (g,
-        "CREATE INDEX events_ts ON events (ts);"
-        /* As finalization: the process lanes read the IPC events by type. */
-        "CREATE INDEX events_object ON events (type, pid, v0);"
         "CREATE INDEX materializations_storage ON materializations (pid, storage_id, seq);"
         "CREATE INDEX cuda_activity_external ON cuda_activity (external_id);"
         "CREATE INDEX checkpoints_seq ON checkpoints (seq);");

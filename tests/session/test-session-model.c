@@ -231,8 +231,8 @@ test_bad_files (void)
   /* Newer schema. */
   g_autofree char *newer = scratch ("newer.cowscope");
   g_assert_true (g_file_set_contents (newer, contents, (gssize) length, NULL));
-  exec_on (newer, "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema_version';");
-  expect_refused (newer, COWSCOPE_SESSION_ERROR_NEWER, "schema 4; this build reads up to 3");
+  exec_on (newer, "PRAGMA user_version = 5; UPDATE meta SET value = '5' WHERE key = 'schema_version';");
+  expect_refused (newer, COWSCOPE_SESSION_ERROR_NEWER, "schema 5; this build reads up to 4");
 
   /* A missing table. */
   g_autofree char *broken = scratch ("broken.cowscope");

@@ -68,7 +68,7 @@ test_open_finalized (Fixture *f, gconstpointer data)
   session = cowscope_session_tables_open (f->path, &error);
   g_assert_no_error (error);
   g_assert_true (cowscope_session_tables_is_finalized (session));
-  g_assert_cmpint (cowscope_session_tables_get_schema_version (session), ==, 3);
+  g_assert_cmpint (cowscope_session_tables_get_schema_version (session), ==, 4);
   g_assert_cmpstr (cowscope_session_tables_get_meta (session, "command"), ==, "train --epochs 1");
   g_assert_true (cowscope_session_tables_get_meta_int (session, "exit_status", &value));
   g_assert_cmpint (value, ==, 0);
@@ -183,7 +183,7 @@ test_newer_user_version (Fixture *f, gconstpointer data)
   cli_fixture_write_session (f->path, TRUE, 0);
   cli_fixture_exec (f->path, "PRAGMA user_version = 99");
   assert_open_fails (f->path, COWSCOPE_SESSION_ERROR_NEWER,
-                     "was written by a newer Cowscope (schema 99; this build reads up to 3)");
+                     "was written by a newer Cowscope (schema 99; this build reads up to 4)");
 }
 
 static void
