@@ -400,11 +400,13 @@ load_source (EventsCursor *c, guint src)
     }
   if (what != NULL)
     {
-      char *message = sqlite3_mprintf ("the session is damaged: %s (events %lld to %lld)", what,
-                                       (long long) cowscope_event_catalog_get_chunk (
-                                         c->table->catalog, src)->first_seq,
-                                       (long long) cowscope_event_catalog_get_chunk (
-                                         c->table->catalog, src)->last_seq);
+      /* Named as the format's checks name a damaged row (the format
+       * library turns this prefix into "PATH is damaged: ..."). */
+      const CowscopeChunkInfo *info = cowscope_event_catalog_get_chunk (c->table->catalog, src);
+      char *message = sqlite3_mprintf ("the session is damaged: table 'event_chunks',"
+                                       " row first_seq %lld (events %lld to %lld): %s",
+                                       (long long) info->first_seq, (long long) info->first_seq,
+                                       (long long) info->last_seq, what);
       sqlite3_free (c->table->base.zErrMsg);
       c->table->base.zErrMsg = message;
       return SQLITE_CORRUPT;

@@ -42,6 +42,14 @@ cowscope_format_set_error (GError **error, sqlite3 *db, int rc, const char *path
                    path, entry != NULL ? entry : "?");
       return;
     }
+  /* The events module found a damaged chunk and named it itself. */
+  const char *module_prefix = "the session is damaged: ";
+  if (primary == SQLITE_CORRUPT && g_str_has_prefix (message, module_prefix))
+    {
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                   _("%s is damaged: %s"), path, message + strlen (module_prefix));
+      return;
+    }
   if (primary == SQLITE_CORRUPT || primary == SQLITE_IOERR)
     {
       /* quick_check, table by table, names the damage better than the

@@ -108,12 +108,47 @@ test_column_values (Fixture *f, gconstpointer data)
                   "row seq 14: lock_wait_ns is -1, not a time in ns");
   assert_damaged (f, "UPDATE materializations SET copy_discarded = 7 WHERE seq = 14",
                   "copy_discarded is 7, not a flag (0 or 1)");
-  assert_damaged (f, "UPDATE events SET ts = 2.5 WHERE seq = 3",
-                  "table 'events', row seq 3: ts is 2.5, a real number, not a time in ns");
   assert_damaged (f, "UPDATE threads SET dropped = -3 WHERE tid = 101",
                   "table 'threads', row pid 100, tid 101: dropped is -3");
   assert_damaged (f, "UPDATE cuda_activity SET end_ns = 'soon' WHERE id = 1",
                   "table 'cuda_activity', row id 1: end_ns is 'soon', text");
+}
+
+/* Events are append-only rows read from packed chunks: what a hostile
+ * file damages is the chunk table.  Each damaged chunk is named by its
+ * row, with what is wrong with it. */
+static void
+test_damaged_event_chunks (Fixture *f, gconstpointer data)
+{
+  static const char *const cases[][2] = {
+    { "UPDATE event_chunks SET data = substr (data, 1, length (data) - 3)",
+      "compressed data is damaged" },
+    { "UPDATE event_chunks SET data = x'00'", "is truncated" },
+    { "UPDATE event_chunks SET data = CAST (x'07' || substr (data, 2) AS BLOB)", "has an unknown encoding" },
+    /* A raw body whose length byte lies. */
+    { "UPDATE event_chunks SET data = x'0005010203'", "has the wrong length" },
+    /* A length varint that never ends (ten 0xff bytes and more). */
+    { "UPDATE event_chunks SET data = x'00ffffffffffffffffffffffff01'", "event chunk" },
+    { "UPDATE event_chunks SET data = CAST (x'01' || substr (data, 2, 1) || randomblob (40)"
+      " AS BLOB)",
+      "compressed data" },
+    /* A raw body that claims 60000 events but holds three bytes. */
+    { "UPDATE event_chunks SET data = x'000501e0d40300'", "do not add up" },
+    { "UPDATE event_chunks SET n = n + 1", "does not hold the events its row names" },
+    { "UPDATE event_chunks SET last_seq = last_seq + 7", "does not hold the events its row names" },
+    { "UPDATE event_chunks SET data = 'text'", "is not a BLOB" },
+    /* Two chunks with the same events (the second a copy, its seqs
+     * overlapping the first's). */
+    { "INSERT INTO event_chunks SELECT first_seq + 1, last_seq + 1, n, min_ts, max_ts, sorted,"
+      " types, data FROM event_chunks", "table 'event_chunks'" },
+  };
+
+  (void) data;
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    assert_damaged (f, cases[i][0], cases[i][1]);
+  /* The row is named as the other tables' rows are. */
+  assert_damaged (f, "UPDATE event_chunks SET data = x'00'",
+                  "table 'event_chunks', row first_seq 1 (events 1 to ");
 }
 
 /* NULL where the schema says NOT NULL, written by a tool that changed
@@ -203,15 +238,16 @@ test_damaged_page_names_table (Fixture *f, gconstpointer data)
   (void) data;
   g_unlink (f->path);
   cli_fixture_write_session (f->path, TRUE, 3000);
-  /* The leaf pages of `events` hold its rows: overwrite one's cell
-   * pointers with garbage (page 1 holds the schema, so the file opens). */
+  /* The leaf pages of `event_chunks` hold the events: overwrite one's
+   * cell pointers with garbage (page 1 holds the schema, so the file
+   * opens). */
   g_autoptr (sqlite3) raw = NULL;
   g_assert_cmpint (sqlite3_open (f->path, &raw), ==, SQLITE_OK);
   sqlite3_stmt *stmt = NULL;
   g_assert_cmpint (sqlite3_prepare_v2 (raw,
                                        "SELECT pageno, (SELECT page_size FROM pragma_page_size)"
-                                       " FROM dbstat WHERE name = 'events' AND pagetype = 'leaf'"
-                                       " ORDER BY pageno LIMIT 1 OFFSET 3", -1, &stmt, NULL),
+                                       " FROM dbstat WHERE name = 'event_chunks' AND pagetype = 'leaf'"
+                                       " ORDER BY pageno LIMIT 1", -1, &stmt, NULL),
                    ==, SQLITE_OK);
   g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_ROW);
   gint64 page = sqlite3_column_int64 (stmt, 0);
@@ -226,7 +262,7 @@ test_damaged_page_names_table (Fixture *f, gconstpointer data)
   error = check_file (f->path);
   g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
   g_test_message ("%s", error->message);
-  g_assert_nonnull (strstr (error->message, " is damaged: table 'events': "));
+  g_assert_nonnull (strstr (error->message, " is damaged: table 'event_chunks': "));
 }
 
 int
@@ -237,6 +273,7 @@ main (int argc, char **argv)
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_set_up, func, fixture_tear_down)
   ADD ("/format/check/sound", test_sound);
   ADD ("/format/check/column-values", test_column_values);
+  ADD ("/format/check/damaged-event-chunks", test_damaged_event_chunks);
   ADD ("/format/check/null-value", test_null_value);
   ADD ("/format/check/meta-counts", test_meta_counts);
   ADD ("/format/check/parent-cycles", test_parent_cycles);
