@@ -77,6 +77,22 @@ common_columns (sqlite3 *db, const char *table, const char *schema, const char *
   return columns->len > 0 ? g_string_free (g_steal_pointer (&columns), FALSE) : NULL;
 }
 
+/* TRUE when @table of the main schema is a virtual table. */
+static gboolean
+is_virtual_table (sqlite3 *db, const char *table)
+{
+  sqlite3_stmt *stmt = NULL;
+  gboolean found = FALSE;
+  if (sqlite3_prepare_v2 (db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?1"
+                          " AND sql LIKE 'CREATE VIRTUAL TABLE%'", -1, &stmt, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_text (stmt, 1, table, -1, SQLITE_STATIC);
+      found = sqlite3_step (stmt) == SQLITE_ROW;
+    }
+  sqlite3_finalize (stmt);
+  return found;
+}
+
 gboolean
 cowscope_format_copy_recorded (sqlite3 *db, const char *path, const char *target, GError **error)
 {
@@ -123,6 +139,10 @@ cowscope_format_copy_recorded (sqlite3 *db, const char *path, const char *target
   for (guint i = 0; ok && tables->pdata[i] != NULL; i++)
     {
       const char *table = tables->pdata[i];
+      /* `events` reads event_chunks, which is copied as it is: its rows
+       * would be appended a second time. */
+      if (is_virtual_table (db, table))
+        continue;
       g_autofree char *columns = common_columns (db, table, "main", "repaired");
       if (columns == NULL)
         continue; /* a table this build does not know: not a session's */

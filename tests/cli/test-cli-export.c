@@ -754,8 +754,9 @@ test_sqlite_index_disagreeing_with_table (Fixture *f, gconstpointer data)
   g_assert_cmpint (cli_fixture_run (cowscope_finalize_run, NULL, NULL, "finalize", f->path, NULL),
                    ==, 0);
   cli_fixture_exec (f->path, "PRAGMA writable_schema = ON;"
-                             "UPDATE sqlite_master SET sql = 'CREATE INDEX events_time ON events (tid)'"
-                             " WHERE name = 'events_time';");
+                             "UPDATE sqlite_master SET sql ="
+                             " 'CREATE INDEX materializations_time ON materializations (tid)'"
+                             " WHERE name = 'materializations_time';");
   check = pragma_text (f->path, "PRAGMA quick_check");
   g_assert_cmpstr (check, ==, "ok");
   g_clear_pointer (&check, g_free);
