@@ -375,6 +375,20 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
                                           (gsize) sqlite3_column_bytes (read, 0), &expect,
                                           victim->block, what);
   sqlite3_finalize (read);
+  if (ok)
+    {
+      /* Readers skip chunks by these without decoding them: a row that
+       * lies about them would hide events from a query by time or type. */
+      CowscopeEventSummary sum;
+      cowscope_event_block_summary (victim->block, victim->block->n, &sum);
+      if (sum.min_ts != info->min_ts || sum.max_ts != info->max_ts || sum.types != info->types
+          || sum.sorted != info->sorted)
+        {
+          *what = "an event chunk's times or types are not what its row says";
+          cowscope_event_block_clear (victim->block);
+          ok = FALSE;
+        }
+    }
   if (!ok)
     {
       if (*what == NULL)

@@ -129,14 +129,17 @@ test_damaged_event_chunks (Fixture *f, gconstpointer data)
     { "UPDATE event_chunks SET data = x'0005010203'", "has the wrong length" },
     /* A length varint that never ends (ten 0xff bytes and more). */
     { "UPDATE event_chunks SET data = x'00ffffffffffffffffffffffff01'", "event chunk" },
-    { "UPDATE event_chunks SET data = CAST (x'01' || substr (data, 2, 1) || randomblob (40)"
-      " AS BLOB)",
+    { "UPDATE event_chunks SET data = x'012028b52ffd0000000000000000000000000000'",
       "compressed data" },
     /* A raw body that claims 60000 events but holds three bytes. */
     { "UPDATE event_chunks SET data = x'000501e0d40300'", "do not add up" },
     { "UPDATE event_chunks SET n = n + 1", "does not hold the events its row names" },
     { "UPDATE event_chunks SET last_seq = last_seq + 7", "does not hold the events its row names" },
     { "UPDATE event_chunks SET data = 'text'", "is not a BLOB" },
+    /* What readers skip chunks by, without decoding them. */
+    { "UPDATE event_chunks SET types = 0", "times or types are not what its row says" },
+    { "UPDATE event_chunks SET max_ts = max_ts + 1", "times or types are not what its row says" },
+    { "UPDATE event_chunks SET sorted = 1 - sorted", "times or types are not what its row says" },
     /* Two chunks with the same events (the second a copy, its seqs
      * overlapping the first's). */
     { "INSERT INTO event_chunks SELECT first_seq + 1, last_seq + 1, n, min_ts, max_ts, sorted,"
