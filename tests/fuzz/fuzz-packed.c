@@ -1,7 +1,8 @@
 /* fuzz-packed.c — libFuzzer target for the decoders of a session's
  * packed BLOBs (cowscope-packed-records.h): timeline chunks (thread and
  * CUDA lanes), timeline spans, checkpoint states, checkpoint replays and
- * counter bins.  The first byte of the input picks the record kind and the
+ * counter bins, and the event chunks that hold the events
+ * (cowscope-event-chunk.h).  The first byte of the input picks the record kind and the
  * rest is the BLOB; each is decoded the way the model decodes it (until
  * the reader is done or failed) into what the model builds from it — a
  * lane index that is then queried, a graph state that is then replayed,
@@ -13,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cowscope-event-chunk.h"
 #include "cowscope-format-counters.h"
 #include "cowscope-format-timeline.h"
 #include "cowscope-graph-state.h"
@@ -199,6 +201,41 @@ decode_counters (const guint8 *blob, gsize len)
   cowscope_counter_bins_free (bins);
 }
 
+/* An event chunk, decoded as the events module decodes it (its row's
+ * header taken from the decoded events, then a lying one), summarized as
+ * the store summarizes it, and encoded again: a chunk that decodes must
+ * decode to the same events once re-encoded. */
+static void
+decode_event_chunk (const guint8 *blob, gsize len)
+{
+  g_autoptr (CowscopeEventBlock) block = cowscope_event_block_new (16);
+  const char *what = NULL;
+  if (!cowscope_event_decode (blob, len, NULL, block, &what))
+    {
+      g_assert_nonnull (what);
+      g_assert_cmpuint (block->n, ==, 0);
+      return;
+    }
+  g_assert_cmpuint (block->n, >, 0);
+  g_assert_cmpuint (block->n, <=, COWSCOPE_EVENT_CHUNK_MAX_EVENTS);
+  CowscopeEventSummary sum;
+  cowscope_event_block_summary (block, block->n, &sum);
+  const gint64 *seq = block->col[COWSCOPE_EVENT_COL_SEQ];
+  CowscopeEventChunkHeader header = { seq[0], seq[block->n - 1], block->n };
+  CowscopeEventChunkHeader lie = { seq[0], seq[block->n - 1], block->n + 1 };
+  g_autoptr (CowscopeEventBlock) again = cowscope_event_block_new (16);
+  g_assert_true (cowscope_event_decode (blob, len, &header, again, &what));
+  g_assert_false (cowscope_event_decode (blob, len, &lie, again, &what));
+
+  g_autoptr (CowscopeEventEncoder) encoder = cowscope_event_encoder_new ();
+  gsize out_len = 0;
+  const guint8 *out = cowscope_event_encode (encoder, block, block->n, &out_len);
+  g_assert_true (cowscope_event_decode (out, out_len, &header, again, &what));
+  for (int c = 0; c < COWSCOPE_EVENT_N_COLS; c++)
+    g_assert_cmpmem (again->col[c], again->n * sizeof (gint64), block->col[c],
+                     block->n * sizeof (gint64));
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -206,8 +243,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     return 0;
   const guint8 *blob = data + 1;
   gsize len = size - 1;
-  switch (data[0] % 6)
+  switch (data[0] % 7)
     {
+    case 6: decode_event_chunk (blob, len); break;
     case 0: decode_instants (blob, len, FALSE); break;
     case 1: decode_instants (blob, len, TRUE); break;
     case 2: decode_spans (blob, len); break;

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "cowscope-cli-commands.h"
+#include "cowscope-events-vtab.h"
 #include "cowscope-format-check.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
@@ -208,7 +209,10 @@ static gboolean
 raw_exec (const char *path, const char *sql)
 {
   sqlite3 *db = NULL;
+  /* With the events module, as in the sqlite3 shell with Cowscope's
+   * extension: mutations may read `events`. */
   gboolean ok = sqlite3_open_v2 (path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK
+                && cowscope_events_vtab_register (db) == SQLITE_OK
                 && sqlite3_exec (db, "PRAGMA synchronous = OFF", NULL, NULL, NULL) == SQLITE_OK
                 && sqlite3_exec (db, sql, NULL, NULL, NULL) == SQLITE_OK;
   if (!ok && opt.verbose)
@@ -621,7 +625,8 @@ load_layout (Base *base)
 {
   sqlite3 *db = NULL;
   sqlite3_stmt *stmt = NULL;
-  if (sqlite3_open_v2 (base->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2 (base->path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK
+      || cowscope_events_vtab_register (db) != SQLITE_OK)
     fail_setup ("cannot open %s", base->path);
   base->btrees = g_ptr_array_new_with_free_func (g_free);
   base->pages = g_array_new (FALSE, FALSE, sizeof (GArray *));
@@ -645,9 +650,12 @@ load_layout (Base *base)
     fail_setup ("%s: dbstat gives no page (SQLite without SQLITE_ENABLE_DBSTAT_VTAB?)",
                 base->path);
   base->int_columns = g_ptr_array_new_with_free_func (g_free);
+  /* Plain tables only: `events` is append-only rows of event_chunks,
+   * whose own columns are among these. */
   sqlite3_prepare_v2 (db,
                       "SELECT m.name, c.name FROM sqlite_master m, pragma_table_info (m.name) c"
-                      " WHERE m.type = 'table' AND c.type = 'INTEGER' ORDER BY 1, 2",
+                      " WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL TABLE%'"
+                      " AND c.type = 'INTEGER' ORDER BY 1, 2",
                       -1, &stmt, NULL);
   while (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
     {
@@ -661,6 +669,8 @@ load_layout (Base *base)
       sqlite3_finalize (count);
     }
   sqlite3_finalize (stmt);
+  if (base->int_columns->len == 0)
+    fail_setup ("%s: no table with INTEGER columns and rows", base->path);
   sqlite3_prepare_v2 (db, "SELECT (SELECT page_size FROM pragma_page_size),"
                       " (SELECT page_count FROM pragma_page_count)", -1, &stmt, NULL);
   if (stmt != NULL && sqlite3_step (stmt) == SQLITE_ROW)
@@ -811,6 +821,49 @@ random_column (const Base *base, GRand *rand, char **table, char **column)
   const char *tab = strchr (pick, '\t');
   *table = g_strndup (pick, tab - pick);
   *column = g_strdup (tab + 1);
+}
+
+/* Damages a random chunk of event_chunks (each row holds up to 4096
+ * events, packed and compressed): its BLOB edited as the other packed
+ * BLOBs are, or re-packed uncompressed with a body that lies (a varint
+ * that never ends, a count the body cannot hold), or its row made to
+ * disagree with its data (counts, seq ranges, another chunk's events:
+ * seqs out of order). */
+static gboolean
+mutate_event_chunks (Mutant *m, GRand *rand)
+{
+  static const char *const edits[] = {
+    "data = CAST (substr (data, 1, AT) || x'ff' || substr (data, AT + 2) AS BLOB)",
+    "data = substr (data, 1, AT)",
+    "data = CAST (data || randomblob (AT + 1) AS BLOB)",
+    "data = zeroblob (length (data))",
+    /* Raw bodies: version 1, then a count whose varint never ends. */
+    "data = x'000d01ffffffffffffffffffffff01'",
+    /* Raw: version 1, 60000 events, no flags, and 2 bytes of columns. */
+    "data = x'000701e0d403000000'",
+    /* Raw: the body's length says more than there is. */
+    "data = CAST (x'00' || x'ff7f' || randomblob (AT) AS BLOB)",
+    "n = n + 1 + AT",
+    "n = -AT",
+    "last_seq = first_seq - 1",
+    "first_seq = first_seq + 1",
+    "data = (SELECT data FROM event_chunks ORDER BY first_seq DESC LIMIT 1)",
+    "sorted = 1, min_ts = 0, max_ts = 0",
+    "types = 0",
+  };
+  int e = g_rand_int_range (rand, 0, G_N_ELEMENTS (edits));
+  int at = g_rand_int_range (rand, 0, 64);
+  g_autofree char *at_text = g_strdup_printf ("%d", at);
+  g_autoptr (GString) edit_text = g_string_new (edits[e]);
+  g_string_replace (edit_text, "AT", at_text, 0);
+  const char *edit = edit_text->str;
+  g_autofree char *sql = g_strdup_printf ("UPDATE event_chunks SET %s WHERE first_seq IN"
+                                          " (SELECT first_seq FROM event_chunks"
+                                          " ORDER BY random () LIMIT 1)", edit);
+  if (!raw_exec (m->path, sql))
+    return FALSE;
+  m->what = g_strdup_printf ("event_chunks: edit %d (%s)", e, edit);
+  return TRUE;
 }
 
 /* Makes mutant @m of category @cat from @base at m->path; FALSE when this
@@ -995,6 +1048,9 @@ mutate (Mutant *m, const Base *base, GRand *rand)
           { "checkpoint_states", "objects" }, { "checkpoint_replays", "events" },
           { "timeline_counters", "bins" },
         };
+        /* Half the draws damage the event chunks, where the events are. */
+        if (g_rand_boolean (rand))
+          return mutate_event_chunks (m, rand);
         int b = g_rand_int_range (rand, 0, G_N_ELEMENTS (blobs));
         const char *table = blobs[b][0], *column = blobs[b][1];
         /* A byte changed, the BLOB cut, junk appended, all zeros. */

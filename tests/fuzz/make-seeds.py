@@ -10,7 +10,8 @@ targets into tests/fuzz/corpus/ from recorded sessions:
   corpus/session/NAME-raw.cowscope      the same as a killed recorder
                                         leaves it (not finalized, no
                                         derived rows), for the finalizer;
-  corpus/packed/NAME-KIND-N             the packed BLOBs, each behind the
+  corpus/packed/NAME-KIND-N             the packed BLOBs (event chunks
+                                        included, kind 6), each behind the
                                         byte that picks its decoder
                                         (fuzz-packed.c).
 
@@ -73,11 +74,14 @@ def packed(source, name, out_dir):
         (2, "SELECT spans FROM timeline_spans LIMIT 3"),
         (3, "SELECT objects FROM checkpoint_states LIMIT 3"),
         (4, "SELECT events FROM checkpoint_replays LIMIT 3"),
+        (6, "SELECT data FROM event_chunks ORDER BY length(data) LIMIT 3"),
     ]
     for kind, sql in queries:
         for n, (blob,) in enumerate(db.execute(sql)):
+            # An event chunk cut short no longer decodes: kept whole.
+            blob = bytes(blob) if kind == 6 else bytes(blob[:8192])
             with open(os.path.join(out_dir, "%s-%d-%d" % (name, kind, n)), "wb") as f:
-                f.write(bytes([kind]) + bytes(blob[:8192]))
+                f.write(bytes([kind]) + blob)
     for n, (start, end, bins) in enumerate(
             db.execute("SELECT start_ns, end_ns, bins FROM timeline_counters")):
         head = varint(zigzag(start)) + varint(zigzag(end)) + varint(16)
