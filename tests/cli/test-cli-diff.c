@@ -466,6 +466,17 @@ test_bad_input (Fixture *f, gconstpointer data)
   g_assert_true (g_file_set_contents (damaged, contents, length / 2, NULL));
   assert_bad_input (f->before, damaged, damaged, "is damaged");
 
+  /* An event chunk whose data lies about its events (sound pages):
+   * named by its row, on either side. */
+  {
+    g_autofree char *chunk = g_build_filename (f->dir, "chunk.cowscope", NULL);
+    cli_fixture_write_session (chunk, TRUE, 4000);
+    cli_fixture_exec (chunk, "UPDATE event_chunks SET data = substr (data, 1, length (data) / 2)"
+                             " WHERE first_seq = (SELECT max (first_seq) FROM event_chunks)");
+    assert_bad_input (f->before, chunk, chunk, " is damaged: table 'event_chunks', row first_seq ");
+    assert_bad_input (chunk, f->before, chunk, " is damaged: table 'event_chunks', row first_seq ");
+  }
+
   /* A newer schema than this build reads. */
   cli_fixture_exec (f->after, "PRAGMA user_version = 99");
   assert_bad_input (f->before, f->after, f->after, "newer Cowscope");
