@@ -64,6 +64,13 @@ static const ColumnRule events_rules[] = {
   { "v3", RULE_INT, NULL_OK }, { "v4", RULE_INT, NULL_OK }, { "stack_id", RULE_INT, NULL_OK },
   END,
 };
+/* What readers find and skip chunks by, and the packed events. */
+static const ColumnRule event_chunks_rules[] = {
+  { "last_seq", RULE_INT, NOT_NULL }, { "n", RULE_COUNT, NOT_NULL },
+  { "min_ts", RULE_TIME, NOT_NULL }, { "max_ts", RULE_TIME, NOT_NULL },
+  { "sorted", RULE_FLAG, NOT_NULL }, { "types", RULE_INT, NOT_NULL },
+  { "data", RULE_BLOB, NOT_NULL }, END,
+};
 static const ColumnRule frames_rules[] = {
   { "pid", RULE_INT, NOT_NULL }, { "address", RULE_INT, NOT_NULL },
   { "line", RULE_INT, NULL_OK }, END,
@@ -184,6 +191,7 @@ static const TableRules table_rules[] = {
   { "thread_events", "pid, tid", thread_events_rules },
   { "peer_faults", "pid, fault", peer_faults_rules },
   { "strings", "pid, id", strings_rules },
+  { "event_chunks", "first_seq", event_chunks_rules },
   { "events", "seq", events_rules },
   { "frames", "id", frames_rules },
   { "stacks", "id", stacks_rules },
@@ -623,8 +631,10 @@ cowscope_format_check_file (sqlite3 *db, const char *path, CowscopeFormatCheckFl
   g_return_val_if_fail (db != NULL && path != NULL, FALSE);
   g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
   sqlite3_stmt *stmt = NULL;
+  /* Virtual tables (rootpage 0: `events`) last, after the tables they
+   * read, whose own values are then named first. */
   int rc = sqlite3_prepare_v2 (db, "SELECT name FROM main.sqlite_master WHERE type = 'table'"
-                               " ORDER BY rootpage", -1, &stmt, NULL);
+                               " ORDER BY rootpage = 0, rootpage", -1, &stmt, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
       rc = SQLITE_OK;

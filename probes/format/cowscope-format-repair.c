@@ -157,6 +157,13 @@ cowscope_format_copy_recorded (sqlite3 *db, const char *path, const char *target
           int code = sqlite3_extended_errcode (db);
           if ((code & 0xff) == SQLITE_FULL || (code & 0xff) == SQLITE_CANTOPEN)
             cowscope_format_set_write_error (error, db, target, "repair");
+          else if ((code & 0xff) == SQLITE_CONSTRAINT)
+            /* A recorded row the schema forbids (a NULL key, a key
+             * twice): damaged bytes read back as values. */
+            g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                         _("%s is damaged: table '%s': a row breaks the schema (%s); its "
+                           "recorded table '%s' cannot be read whole"),
+                         path, table, sqlite3_errmsg (db), table);
           else
             {
               g_autofree char *where = g_strdup_printf (_("table '%s'"), table);

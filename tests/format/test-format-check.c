@@ -135,7 +135,7 @@ test_damaged_event_chunks (Fixture *f, gconstpointer data)
     { "UPDATE event_chunks SET data = x'000501e0d40300'", "do not add up" },
     { "UPDATE event_chunks SET n = n + 1", "does not hold the events its row names" },
     { "UPDATE event_chunks SET last_seq = last_seq + 7", "does not hold the events its row names" },
-    { "UPDATE event_chunks SET data = 'text'", "is not a BLOB" },
+    { "UPDATE event_chunks SET data = 'text'", "row first_seq 1: data is not packed data" },
     /* What readers skip chunks by, without decoding them. */
     { "UPDATE event_chunks SET types = 0", "times or types are not what its row says" },
     { "UPDATE event_chunks SET max_ts = max_ts + 1", "times or types are not what its row says" },
@@ -149,6 +149,11 @@ test_damaged_event_chunks (Fixture *f, gconstpointer data)
   (void) data;
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     assert_damaged (f, cases[i][0], cases[i][1]);
+  /* Values of the chunk table's own columns. */
+  assert_damaged (f, "UPDATE event_chunks SET sorted = 281474976710657",
+                  "table 'event_chunks', row first_seq 1: sorted is 281474976710657, not a flag");
+  assert_damaged (f, "UPDATE event_chunks SET n = 'many'",
+                  "table 'event_chunks', row first_seq 1: n is 'many', text");
   /* The row is named as the other tables' rows are. */
   assert_damaged (f, "UPDATE event_chunks SET data = x'00'",
                   "table 'event_chunks', row first_seq 1 (events 1 to ");
