@@ -335,6 +335,16 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
       *rc = SQLITE_RANGE;
       return NULL;
     }
+  /* Rows are in first_seq order: one that starts at or before the end
+   * of the one before holds some events twice (each chunk may be sound
+   * and true to its own row). */
+  const CowscopeChunkInfo *before = i > 0 ? cowscope_event_catalog_get_chunk (c, i - 1) : NULL;
+  if (before != NULL && before->last_seq >= info->first_seq)
+    {
+      *rc = SQLITE_CORRUPT;
+      *what = "its events overlap the chunk before";
+      return NULL;
+    }
   CachedChunk *victim = &c->cache[0];
   for (guint k = 0; k < CACHED_CHUNKS; k++)
     {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli-fixture.h"
+#include "cowscope-event-chunk.h"
 #include "cowscope-format-check.h"
 #include "cowscope-format-open.h"
 
@@ -159,6 +160,52 @@ test_damaged_event_chunks (Fixture *f, gconstpointer data)
                   "table 'event_chunks', row first_seq 1 (events 1 to ");
 }
 
+/* A second chunk, sound in itself and true to its row, whose events
+ * overlap the first's (seqs 20 to 25 again): the events would be read
+ * twice. */
+static void
+test_overlapping_event_chunks (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (CowscopeEventBlock) block = cowscope_event_block_new (6);
+  g_autoptr (CowscopeEventEncoder) encoder = cowscope_event_encoder_new ();
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  CowscopeEventSummary sum;
+  gsize len = 0;
+
+  (void) data;
+  for (gint64 seq = 20; seq <= 25; seq++)
+    {
+      CowscopeEventRow row = { { 0 }, COWSCOPE_EVENT_NULL_STACK };
+      row.col[COWSCOPE_EVENT_COL_SEQ] = seq;
+      row.col[COWSCOPE_EVENT_COL_TS] = 1000 + seq;
+      row.col[COWSCOPE_EVENT_COL_PID] = 100;
+      row.col[COWSCOPE_EVENT_COL_TID] = 100;
+      cowscope_event_block_append (block, &row);
+    }
+  cowscope_event_block_summary (block, block->n, &sum);
+  const guint8 *blob = cowscope_event_encode (encoder, block, block->n, &len);
+  g_assert_cmpint (sqlite3_open (f->path, &db), ==, SQLITE_OK);
+  g_assert_cmpint (sqlite3_prepare_v2 (db, "INSERT INTO event_chunks VALUES (20, 25, 6, ?1, ?2, ?3,"
+                                           " ?4, ?5)", -1, &stmt, NULL), ==, SQLITE_OK);
+  sqlite3_bind_int64 (stmt, 1, sum.min_ts);
+  sqlite3_bind_int64 (stmt, 2, sum.max_ts);
+  sqlite3_bind_int (stmt, 3, sum.sorted);
+  sqlite3_bind_int64 (stmt, 4, (sqlite3_int64) sum.types);
+  sqlite3_bind_blob (stmt, 5, blob, (int) len, SQLITE_STATIC);
+  g_assert_cmpint (sqlite3_step (stmt), ==, SQLITE_DONE);
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+
+  error = check_file (f->path);
+  g_test_message ("%s", error != NULL ? error->message : "(sound)");
+  g_assert_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED);
+  g_assert_nonnull (strstr (error->message,
+                            " is damaged: table 'event_chunks', row first_seq 20 (events 20 to 25): "
+                            "its events overlap the chunk before"));
+}
+
 /* NULL where the schema says NOT NULL, written by a tool that changed
  * the schema (a hostile file can hold anything). */
 static void
@@ -282,6 +329,7 @@ main (int argc, char **argv)
   ADD ("/format/check/sound", test_sound);
   ADD ("/format/check/column-values", test_column_values);
   ADD ("/format/check/damaged-event-chunks", test_damaged_event_chunks);
+  ADD ("/format/check/overlapping-event-chunks", test_overlapping_event_chunks);
   ADD ("/format/check/null-value", test_null_value);
   ADD ("/format/check/meta-counts", test_meta_counts);
   ADD ("/format/check/parent-cycles", test_parent_cycles);
