@@ -1,11 +1,27 @@
 /* cowscope-cli-args.c — see cowscope-cli-args.h. */
 #include "cowscope-cli-args.h"
 
+#include "cowscope-text.h"
+
+void
+cowscope_cli_print_error (FILE *err, const char *command, const char *format, ...)
+{
+  va_list args;
+  va_start (args, format);
+  g_autofree char *message = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_autofree char *safe = cowscope_text_escape (message);
+  if (command != NULL)
+    fprintf (err, "cowscope-cli %s: %s\n", command, safe);
+  else
+    fprintf (err, "cowscope-cli: %s\n", safe);
+}
+
 int
 cowscope_cli_usage_error (FILE *err, const char *command, const char *message)
 {
-  fprintf (err, "cowscope-cli %s: %s\nTry 'cowscope-cli %s --help'.\n", command, message,
-           command);
+  cowscope_cli_print_error (err, command, "%s", message);
+  fprintf (err, "Try 'cowscope-cli %s --help'.\n", command);
   return COWSCOPE_EXIT_USAGE;
 }
 

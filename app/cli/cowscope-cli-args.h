@@ -15,6 +15,13 @@ typedef enum {
   COWSCOPE_EXIT_BUDGET = 3, /* a --fail-if budget was exceeded */
 } CowscopeExitStatus;
 
+/* Prints "cowscope-cli COMMAND: MESSAGE" (@command NULL: "cowscope-cli:
+ * MESSAGE") and a newline on @err, the message's control characters
+ * escaped (cowscope-text.h): every message of the tool goes through here,
+ * and messages quote file names, arguments and session contents. */
+void cowscope_cli_print_error (FILE *err, const char *command, const char *format, ...)
+  G_GNUC_PRINTF (3, 4);
+
 /* Prints "cowscope-cli COMMAND: MESSAGE" and a --help hint on @err;
  * returns COWSCOPE_EXIT_USAGE. */
 int cowscope_cli_usage_error (FILE *err, const char *command, const char *message);

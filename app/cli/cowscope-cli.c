@@ -15,9 +15,8 @@
 #include <string.h>
 
 #include "cowscope-recorder.h"
-#include "cowscope-session-finalize.h"
-#include "cowscope-socket-dir.h"
 
+#include "cowscope-cli-args.h"
 #include "cowscope-cli-commands.h"
 
 #define EXIT_RUNTIME 1
@@ -55,7 +54,8 @@ usage_error (const char *fmt, ...)
   va_start (ap, fmt);
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
-  g_printerr ("cowscope-cli: %s\n%s", msg, usage_text);
+  cowscope_cli_print_error (stderr, NULL, "%s", msg);
+  g_printerr ("%s", usage_text);
   return EXIT_USAGE;
 }
 
@@ -157,14 +157,14 @@ cmd_record (int argc, char **argv)
   CowscopeRecordResult result;
   if (!cowscope_record (&options, &result, &error))
     {
-      g_printerr ("cowscope-cli: %s\n", error->message);
+      cowscope_cli_print_error (stderr, NULL, "%s", error->message);
       cowscope_record_result_clear (&result);
       return EXIT_RUNTIME;
     }
   char end[128];
-  g_printerr ("cowscope-cli: recorded %s: %" G_GUINT64_FORMAT " events stored, %" G_GUINT64_FORMAT
-              " dropped (of %" G_GUINT64_FORMAT " produced) from %" G_GUINT64_FORMAT
-              " process%s; the target %s%s.\n",
+  cowscope_cli_print_error (stderr, NULL, "recorded %s: %" G_GUINT64_FORMAT " events stored, %"
+              G_GUINT64_FORMAT " dropped (of %" G_GUINT64_FORMAT " produced) from %"
+              G_GUINT64_FORMAT " process%s; the target %s%s.",
               result.session_path, result.totals.events_stored, result.totals.events_dropped,
               result.totals.events_produced, result.processes, result.processes == 1 ? "" : "es",
               describe_end (&result, end, sizeof end),
@@ -183,30 +183,6 @@ cmd_record (int argc, char **argv)
                 result.totals.peer_faults, result.totals.peer_faults == 1 ? "fault" : "faults",
                 result.totals.peer_faults == 1 ? "was" : "were");
   cowscope_record_result_clear (&result);
-  return 0;
-}
-
-static int
-cmd_finalize (int argc, char **argv)
-{
-  if (argc == 2 && (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0))
-    {
-      g_print ("Usage: cowscope-cli finalize FILE\n\n"
-               "Completes a session whose recorder was killed before it finished:\n"
-               "builds the derived tables, indexes and checkpoints.\n");
-      return 0;
-    }
-  if (argc != 2 || argv[1][0] == '-')
-    return usage_error ("finalize: expected exactly one session FILE");
-  g_autoptr (GError) error = NULL;
-  /* A recorder killed before it finished left its socket directory. */
-  cowscope_socket_dir_remove_stale (cowscope_socket_dir_parent ());
-  if (!cowscope_session_finalize_file (argv[1], &error))
-    {
-      g_printerr ("cowscope-cli: %s\n", error->message);
-      return EXIT_RUNTIME;
-    }
-  g_printerr ("cowscope-cli: finalized %s\n", argv[1]);
   return 0;
 }
 
@@ -229,7 +205,7 @@ main (int argc, char **argv)
   if (strcmp (cmd, "record") == 0)
     return cmd_record (argc - 1, argv + 1);
   if (strcmp (cmd, "finalize") == 0)
-    return cmd_finalize (argc - 1, argv + 1);
+    return cowscope_cli_finalize (argc - 1, argv + 1);
   if (strcmp (cmd, "report") == 0)
     return cowscope_cli_report (argc - 1, argv + 1);
   if (strcmp (cmd, "diff") == 0)

@@ -112,14 +112,14 @@ cowscope_diff_run (int argc, char **argv, FILE *out, FILE *err)
     diff = cowscope_session_diff_build (before, after, &error);
   if (diff == NULL)
     {
-      fprintf (err, "cowscope-cli diff: %s\n", error->message);
+      cowscope_cli_print_error (err, "diff", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
   for (int s = 0; s < 2; s++)
     if (!cowscope_session_tables_is_finalized (s == 0 ? before : after))
       {
         g_autofree char *warning = cowscope_report_not_finalized_warning (files[s]);
-        fprintf (err, "cowscope-cli diff: warning: %s\n", warning);
+        cowscope_cli_print_error (err, "diff", "warning: %s", warning);
       }
 
   object = cowscope_session_diff_to_json (diff, (guint) top);

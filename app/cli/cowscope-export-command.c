@@ -8,6 +8,7 @@
 
 #include "cowscope-cli-args.h"
 #include "cowscope-export.h"
+#include "cowscope-text.h"
 
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_PARAMETER      "FILE — write a session as a trace, CSV files or a compacted copy"
@@ -84,13 +85,12 @@ cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
   session = cowscope_session_tables_open (file, &error);
   if (session == NULL)
     {
-      fprintf (err, "cowscope-cli export: %s\n", error->message);
+      cowscope_cli_print_error (err, "export", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
-  if (!cowscope_session_tables_is_finalized (session))
-    fprintf (err, "cowscope-cli export: " MSG_NOT_FINALIZED "\n", file, file);
 
-  Percentage shown = { isatty (fileno (err)) ? err : NULL, output, -1 };
+  g_autofree char *label = cowscope_text_escape (output);
+  Percentage shown = { isatty (fileno (err)) ? err : NULL, label, -1 };
   CowscopeExportProgress progress = { draw_percentage, &shown };
   if (strcmp (format, "chrome") == 0)
     ok = cowscope_export_chrome (session, output, force, &progress, &error);
@@ -106,9 +106,12 @@ cowscope_export_run (int argc, char **argv, FILE *out, FILE *err)
     }
   if (!ok)
     {
-      fprintf (err, "cowscope-cli export: %s\n", error->message);
+      cowscope_cli_print_error (err, "export", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
+  /* Said once the export is written: a failed one says only why. */
+  if (!cowscope_session_tables_is_finalized (session))
+    cowscope_cli_print_error (err, "export", MSG_NOT_FINALIZED, file, file);
   return COWSCOPE_EXIT_OK;
 }
 

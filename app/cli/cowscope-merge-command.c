@@ -52,7 +52,7 @@ cowscope_merge_run (int argc, char **argv, FILE *out, FILE *err)
     {
       if (error->domain == G_OPTION_ERROR)
         return cowscope_cli_usage_error (err, "merge", error->message);
-      fprintf (err, "cowscope-cli merge: %s\n", error->message);
+      cowscope_cli_print_error (err, "merge", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
   fprintf (out, MSG_DONE, result.sessions, result.events, output,

@@ -71,19 +71,19 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
   session = cowscope_session_tables_open (file, &error);
   if (session == NULL)
     {
-      fprintf (err, "cowscope-cli report: %s\n", error->message);
+      cowscope_cli_print_error (err, "report", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
   report = cowscope_report_build (session, (guint) top, &error);
   if (report == NULL)
     {
-      fprintf (err, "cowscope-cli report: %s\n", error->message);
+      cowscope_cli_print_error (err, "report", "%s", error->message);
       return COWSCOPE_EXIT_ERROR;
     }
   if (!cowscope_session_tables_is_finalized (session))
     {
       g_autofree char *warning = cowscope_report_not_finalized_warning (file);
-      fprintf (err, "cowscope-cli report: warning: %s\n", warning);
+      cowscope_cli_print_error (err, "report", "warning: %s", warning);
     }
 
   if (json)
@@ -105,8 +105,8 @@ cowscope_report_run (int argc, char **argv, FILE *out, FILE *err)
     }
   if (fflush (out) != 0 || ferror (out))
     {
-      fprintf (err, "cowscope-cli report: cannot write the report: %s\n",
-               g_strerror (errno));
+      cowscope_cli_print_error (err, "report", "cannot write the report: %s",
+                                g_strerror (errno));
       return COWSCOPE_EXIT_ERROR;
     }
 

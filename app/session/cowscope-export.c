@@ -12,6 +12,7 @@
 
 #include "cowscope-format-counters.h"
 #include "cowscope-format-open.h"
+#include "cowscope-format-output.h"
 #include "cowscope-output.h"
 
 /* User-visible strings (untranslated for now), in one place. */
@@ -23,6 +24,26 @@
 #define MSG_MOVE           "cannot move the output into place as %s: %s"
 #define MSG_SQLITE_WRITE   "cannot write %s: %s"
 #define MSG_CANCELLED      "the export was cancelled"
+#define MSG_ROLE_SESSION   "the session"
+
+/* FALSE with @error when writing @path would overwrite the session that
+ * @session reads (cowscope-format-output.h). */
+static gboolean
+check_not_input (CowscopeSessionTables *session, const char *path, GError **error)
+{
+  return cowscope_format_check_output (path, cowscope_session_tables_get_path (session),
+                                       MSG_ROLE_SESSION, error);
+}
+
+/* Every export reads (or copies) the whole session: the whole file is
+ * checked first, structure and values (cowscope-format-check.h), so that a
+ * damaged session is refused, never half written out. */
+static gboolean
+check_session (CowscopeSessionTables *session, const char *path, GError **error)
+{
+  return check_not_input (session, path, error)
+         && cowscope_session_tables_check (session, NULL, error);
+}
 
 /* ---- progress ------------------------------------------------------------ */
 
@@ -103,9 +124,13 @@ typedef struct {
   sqlite3_stmt *stack_frames;
 } Trace;
 
+/* Also the destroy function of Trace.stacks, whose value for a stack
+ * without frames is NULL. */
 static void
 stack_args_free (StackArgs *args)
 {
+  if (args == NULL)
+    return;
   g_free (args->call_site);
   g_ptr_array_unref (args->frames);
   g_free (args);
@@ -1006,9 +1031,10 @@ cowscope_export_chrome (CowscopeSessionTables *session, const char *path,
   gboolean ok;
 
   /* The timeline's span: ts 0 is where the application's time starts. */
-  if (!cowscope_format_query_bounds (cowscope_session_tables_get_db (session),
-                                     cowscope_session_tables_get_path (session), &trace.base,
-                                     &trace.end, error)
+  if (!check_session (session, path, error)
+      || !cowscope_format_query_bounds (cowscope_session_tables_get_db (session),
+                                        cowscope_session_tables_get_path (session), &trace.base,
+                                        &trace.end, error)
       || !read_id_set (&trace, lazy_sources_sql, trace.lazy_sources, error))
     {
       trace_clear (&trace);
@@ -1205,6 +1231,8 @@ cowscope_export_csv (CowscopeSessionTables *session, const char *path,
   sqlite3_stmt *stmt;
   int rc;
 
+  if (!check_session (session, path, error))
+    return FALSE;
   if (stat (path, &st) == 0)
     {
       if (!S_ISDIR (st.st_mode))
@@ -1269,6 +1297,12 @@ cowscope_export_csv (CowscopeSessionTables *session, const char *path,
             break;
           }
       g_ptr_array_add (files, name);
+      /* The session itself may sit in the directory under a table's name. */
+      {
+        g_autofree char *destination = g_build_filename (path, name, NULL);
+        if (!check_not_input (session, destination, error))
+          goto fail;
+      }
       file = g_build_filename (tmp, name, NULL);
       out = cowscope_output_open (file, FALSE, error);
       if (out == NULL)
@@ -1326,6 +1360,27 @@ vacuum_progress (void *data)
   return !sink->func (-1, sink->user_data);
 }
 
+/* VACUUM INTO copies an index's entries as they are, and quick_check,
+ * which the session passed, does not compare them with their table: an
+ * index that disagrees with its table would be copied into a file that
+ * fails integrity_check.  Every index of the copy at @tmp is rebuilt from
+ * its table instead.  FALSE with @error naming @path. */
+static gboolean
+rebuild_indexes (const char *tmp, const char *path, GError **error)
+{
+  sqlite3 *copy = NULL;
+  int rc = sqlite3_open_v2 (tmp, &copy, SQLITE_OPEN_READWRITE, NULL);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_exec (copy, "REINDEX", NULL, NULL, NULL);
+  if (rc != SQLITE_OK)
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, MSG_SQLITE_WRITE, path,
+                 (rc & 0xff) == SQLITE_FULL ? g_strerror (ENOSPC)
+                                            : copy != NULL ? sqlite3_errmsg (copy)
+                                                           : sqlite3_errstr (rc));
+  sqlite3_close (copy);
+  return rc == SQLITE_OK;
+}
+
 gboolean
 cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
                         gboolean force, const CowscopeExportProgress *progress,
@@ -1340,6 +1395,8 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
   struct stat st;
   int fd, rc;
 
+  if (!check_session (session, path, error))
+    return FALSE;
   if (stat (path, &st) == 0)
     {
       if (S_ISDIR (st.st_mode))
@@ -1399,6 +1456,11 @@ cowscope_export_sqlite (CowscopeSessionTables *session, const char *path,
       return FALSE;
     }
   sqlite3_finalize (stmt);
+  if (!rebuild_indexes (tmp, path, error))
+    {
+      unlink (tmp);
+      return FALSE;
+    }
   if (rename (tmp, path) != 0)
     {
       int saved_errno = errno;

@@ -98,7 +98,9 @@ cowscope_lane_index_add_span (CowscopeLaneIndex *index, gint64 start, gint64 end
 {
   if (end < start)
     end = start;
-  guint k = duration_class (end - start);
+  /* Unsigned: the difference of any two times fits (callers pass
+   * session times; this keeps it defined whatever they pass). */
+  guint k = duration_class ((gint64) MIN ((guint64) end - (guint64) start, (guint64) G_MAXINT64));
   if (index->spans[k] == NULL)
     index->spans[k] = g_array_new (FALSE, FALSE, sizeof (Span));
   Span span = { start, end, id, bytes, kind };

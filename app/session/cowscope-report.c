@@ -6,6 +6,9 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
+#include "cowscope-text.h"
+
 /* User-visible strings (untranslated for now), in one place. */
 #define MSG_NOT_FINALIZED    "%s was not finalized (the recorder stopped before the end of the recording): figures come from the raw events and may be incomplete; run 'cowscope-cli finalize %s' to finish it"
 #define MSG_DROPPED          "WARNING: %" G_GINT64_FORMAT " events were DROPPED (ring full): every figure below undercounts; record with --block to lose nothing"
@@ -13,6 +16,7 @@
 #define MSG_RECORDER_KILLED  "the recorder was killed; the session was finalized later"
 #define MSG_MALFORMED        "%" G_GINT64_FORMAT " records could not be read by the recorder"
 #define MSG_NO_STACK         "(no call stack)"
+#define MSG_BAD_TIMES        "%s is damaged: its first and last times (tables events, processes, cuda_activity) are not times in ns"
 
 static const char *const metric_names[] = {
   "lazy_clones",     /* lazy clones that shared storage */
@@ -39,6 +43,16 @@ static const char *const metric_names[] = {
   "threads",
   "duration_ns",
   NULL,
+};
+
+/* The tables the report reads whole, checked before their numbers are
+ * summed (cowscope-format-check.h), with the lookup tables its names come
+ * from.  `events` is read only for its first and last times, which
+ * build_time() checks itself. */
+static const char *const report_tables[] = {
+  "processes", "threads", "thread_events", "cuda_activity", "lazy_clones", "materializations",
+  "stacks", "stack_frames", "frames", "violations", "tensors", "ops", "eager_reasons",
+  "access_kinds", "materialize_kinds", "cuda_kinds", NULL,
 };
 
 typedef struct {
@@ -432,6 +446,16 @@ build_time (Report *report, GError **error)
       known = TRUE;
       start = sqlite3_column_int64 (stmt, 0);
       end = sqlite3_column_int64 (stmt, 1);
+      /* events is not checked whole (it is the largest table): its first
+       * and last times must be times. */
+      if (sqlite3_column_type (stmt, 0) != SQLITE_INTEGER
+          || sqlite3_column_type (stmt, 1) != SQLITE_INTEGER || start < 0 || end < start
+          || end > COWSCOPE_FORMAT_MAX_TIME)
+        {
+          g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_DAMAGED,
+                       MSG_BAD_TIMES, cowscope_session_tables_get_path (report->session));
+          rc = -1;
+        }
     }
   sqlite3_finalize (stmt);
   if (rc < 0)
@@ -858,6 +882,8 @@ cowscope_report_build (CowscopeSessionTables *session, guint top, GError **error
 
   g_return_val_if_fail (session != NULL, NULL);
 
+  if (!cowscope_session_tables_check (session, report_tables, error))
+    return NULL;
   if (!cowscope_session_tables_is_finalized (session))
     {
       const char *path = cowscope_session_tables_get_path (session);
@@ -950,8 +976,69 @@ append_target (GString *out, JsonObject *report)
   g_string_append_c (out, '\n');
 }
 
+/* A copy of @node whose strings are escaped for a terminal
+ * (cowscope-text.h): the session's names, paths and command lines reach
+ * the text report only through it. */
+static JsonNode *
+escaped_copy (JsonNode *node)
+{
+  JsonNode *copy;
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        JsonObject *escaped = json_object_new ();
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+
+        json_object_iter_init (&iter, object);
+        while (json_object_iter_next (&iter, &name, &member))
+          json_object_set_member (escaped, name, escaped_copy (member));
+        copy = json_node_init_object (json_node_alloc (), escaped);
+        json_object_unref (escaped);
+        return copy;
+      }
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        JsonArray *escaped = json_array_sized_new (json_array_get_length (array));
+
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          json_array_add_element (escaped, escaped_copy (json_array_get_element (array, i)));
+        copy = json_node_init_array (json_node_alloc (), escaped);
+        json_array_unref (escaped);
+        return copy;
+      }
+    case JSON_NODE_VALUE:
+      if (json_node_get_value_type (node) == G_TYPE_STRING)
+        {
+          g_autofree char *text = cowscope_text_escape (json_node_get_string (node));
+          return json_node_init_string (json_node_alloc (), text);
+        }
+      return json_node_copy (node);
+    case JSON_NODE_NULL:
+    default:
+      return json_node_copy (node);
+    }
+}
+
+static char *format_safe_text (JsonObject *report);
+
 char *
 cowscope_report_format_text (JsonObject *report)
+{
+  g_autoptr (JsonNode) root = json_node_init_object (json_node_alloc (), report);
+  g_autoptr (JsonNode) safe = escaped_copy (root);
+
+  return format_safe_text (json_node_get_object (safe));
+}
+
+/* The text of @report, whose strings are already escaped. */
+static char *
+format_safe_text (JsonObject *report)
 {
   GString *out = g_string_new (NULL);
   JsonObject *session = json_object_get_object_member (report, "session");

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
 #include "cowscope-format-counters.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
@@ -588,8 +589,11 @@ load_instants_eagerly (CowscopeSessionDocument *self, LaneLoad *load, GError **e
       while (!cowscope_packed_reader_done (&r))
         {
           cowscope_instant_read (&r, &in, build->cuda);
-          if (!cowscope_packed_reader_ok (&r))
-            break;
+          if (!cowscope_packed_reader_ok (&r) || !cowscope_instant_valid (&in))
+            {
+              cowscope_packed_reader_fail (&r);
+              break;
+            }
           guint8 kind = build->cuda ? load->cuda_kinds[in.code]
                                     : cowscope_timeline_event_kind (in.code, in.aux);
           cowscope_lane_index_append (build->index, in.ts, in.id, kind, in.bytes);
@@ -634,8 +638,11 @@ load_spans (CowscopeSessionDocument *self, LaneLoad *load, GError **error)
       while (!cowscope_packed_reader_done (&r))
         {
           cowscope_span_read (&r, &span);
-          if (!cowscope_packed_reader_ok (&r))
-            break;
+          if (!cowscope_packed_reader_ok (&r) || !cowscope_span_valid (&span))
+            {
+              cowscope_packed_reader_fail (&r);
+              break;
+            }
           guint8 kind = build->cuda ? load->cuda_kinds[span.code]
                                     : cowscope_timeline_span_kind (span.code);
           cowscope_lane_index_add_span (build->index, span.start,
@@ -772,7 +779,16 @@ load (CowscopeSessionDocument *self, sqlite3 *db, GCancellable *cancellable,
                                                         lane_build_free);
   LaneLoad lanes = { .db = db, .by_id = by_id, .cancellable = cancellable,
                      .progress = progress };
-  if (!load_meta (self, db, error) || !load_processes (self, db, error)
+  /* The values of the small tables read whole at load are checked
+   * (cowscope-format-check.h); their structure is not: quick_check reads
+   * every page of the chunks' BLOBs, seconds for a large session. */
+  static const char *const loaded_tables[] = {
+    "meta", "processes", "threads", "timeline_lanes", "timeline_chunks", "timeline_spans",
+    "timeline_counters", "ipc_refs", "ipc_blocks", NULL,
+  };
+  if (!cowscope_format_check_tables (db, self->path, loaded_tables, COWSCOPE_FORMAT_CHECK_VALUES,
+                                     error)
+      || !load_meta (self, db, error) || !load_processes (self, db, error)
       || !load_thread_names (self, db, error) || !load_bounds (self, db, error)
       || !load_lanes (self, &lanes, error) || !load_counters (self, db, error)
       || !cowscope_ipc_lanes_load (self, db, self->path, self->end_ns, self->lanes, error))

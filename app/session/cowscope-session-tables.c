@@ -1,11 +1,12 @@
 /* cowscope-session-tables.c — a session's tables for reports and exports
  * (see header). */
-#include "cowscope-session-tables.h"
+#include "cowscope-session-tables-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "cowscope-format-check.h"
 #include "cowscope-format-finalize.h"
 #include "cowscope-format-open.h"
 #include "cowscope-format-views.h"
@@ -64,6 +65,17 @@ cowscope_session_tables_query_int (CowscopeSessionTables *tables, const char *sq
 }
 
 gboolean
+cowscope_session_tables_check (CowscopeSessionTables *tables, const char *const *names,
+                               GError **error)
+{
+  if (names == NULL)
+    return cowscope_format_check_file (tables->db, tables->path, COWSCOPE_FORMAT_CHECK_ALL,
+                                       error);
+  return cowscope_format_check_tables (tables->db, tables->path, names, COWSCOPE_FORMAT_CHECK_ALL,
+                                       error);
+}
+
+gboolean
 cowscope_session_tables_has_table (CowscopeSessionTables *tables, const char *name)
 {
   return cowscope_format_has_table (tables->db, name);
@@ -108,6 +120,25 @@ load_meta (CowscopeSessionTables *tables, GError **error)
   return rc == SQLITE_DONE;
 }
 
+/* The last steps of opening: `meta`, checked then loaded, and this
+ * version's views, whatever the file holds (an older session has none; a
+ * file's own views of those names are shadowed). */
+static gboolean
+load_meta_and_views (CowscopeSessionTables *tables, GError **error)
+{
+  static const char *const meta[] = { "meta", NULL };
+  if (!cowscope_format_check_tables (tables->db, tables->path, meta, COWSCOPE_FORMAT_CHECK_ALL,
+                                     error)
+      || !load_meta (tables, error))
+    return FALSE;
+  if (!cowscope_format_create_temp_views (tables->db))
+    {
+      cowscope_session_tables_set_error (tables, error, sqlite3_errcode (tables->db), "opening");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 CowscopeSessionTables *
 cowscope_session_tables_open (const char *path, GError **error)
 {
@@ -139,15 +170,27 @@ cowscope_session_tables_open (const char *path, GError **error)
       if (tables->db == NULL)
         return NULL;
     }
-  if (!load_meta (tables, error))
+  if (!load_meta_and_views (tables, error))
     return NULL;
-  /* This version's views, whatever the file holds (an older session has
-   * none; a file's own views of those names are shadowed). */
-  if (!cowscope_format_create_temp_views (tables->db))
-    {
-      cowscope_session_tables_set_error (tables, error, sqlite3_errcode (tables->db), "opening");
-      return NULL;
-    }
+  return g_steal_pointer (&tables);
+}
+
+CowscopeSessionTables *
+cowscope_session_tables_new_for_db (sqlite3 *db, const char *path, GError **error)
+{
+  g_return_val_if_fail (db != NULL && path != NULL, NULL);
+  g_autoptr (CowscopeSessionTables) tables = g_new0 (CowscopeSessionTables, 1);
+  tables->db = db;
+  tables->path = g_strdup (path);
+  tables->finalized = TRUE;
+  tables->meta = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  tables->enums = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                         (GDestroyNotify) g_hash_table_unref);
+  tables->fallback_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *version = cowscope_format_meta_text (db, "schema_version");
+  tables->schema_version = version != NULL ? (int) g_ascii_strtoll (version, NULL, 10) : 0;
+  if (!load_meta_and_views (tables, error))
+    return NULL;
   return g_steal_pointer (&tables);
 }
 

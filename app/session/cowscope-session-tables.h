@@ -76,6 +76,14 @@ int cowscope_session_tables_step (CowscopeSessionTables *tables, sqlite3_stmt *s
 gboolean cowscope_session_tables_query_int (CowscopeSessionTables *tables, const char *sql,
                                             gint64 *value, GError **error);
 
+/* Checks the structure and values of @names (NULL-terminated tables) as
+ * the session format's rules say (cowscope-format-check.h), before a
+ * reader aggregates them; NULL @names: every table and the whole file.
+ * FALSE with @error (COWSCOPE_SESSION_ERROR_DAMAGED) naming the table
+ * and row. */
+gboolean cowscope_session_tables_check (CowscopeSessionTables *tables, const char *const *names,
+                                        GError **error);
+
 /* Sets @error for SQLite result @rc while doing @what
  * (cowscope_format_set_error(), naming the session file). */
 void cowscope_session_tables_set_error (CowscopeSessionTables *tables, GError **error, int rc,

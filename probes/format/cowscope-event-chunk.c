@@ -288,6 +288,13 @@ cowscope_event_decode (const void *blob, gsize len, const CowscopeEventChunkHead
       *what = "an event chunk has an impossible header";
       return FALSE;
     }
+  /* Every column of every event takes a byte at least: a count that the
+   * body cannot hold is refused before the block grows for it. */
+  if ((guint64) (r.end - r.p) < n * COWSCOPE_EVENT_N_COLS)
+    {
+      *what = "an event chunk's columns do not add up";
+      return FALSE;
+    }
   block_reserve (b, (guint) n);
   for (int c = 0; c < COWSCOPE_EVENT_COL_STACK; c++)
     {

@@ -335,6 +335,16 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
       *rc = SQLITE_RANGE;
       return NULL;
     }
+  /* Rows are in first_seq order: one that starts at or before the end
+   * of the one before holds some events twice (each chunk may be sound
+   * and true to its own row). */
+  const CowscopeChunkInfo *before = i > 0 ? cowscope_event_catalog_get_chunk (c, i - 1) : NULL;
+  if (before != NULL && before->last_seq >= info->first_seq)
+    {
+      *rc = SQLITE_CORRUPT;
+      *what = "its events overlap the chunk before";
+      return NULL;
+    }
   CachedChunk *victim = &c->cache[0];
   for (guint k = 0; k < CACHED_CHUNKS; k++)
     {
@@ -375,6 +385,20 @@ cowscope_event_catalog_read (CowscopeEventCatalog *c, guint i, int *rc, const ch
                                           (gsize) sqlite3_column_bytes (read, 0), &expect,
                                           victim->block, what);
   sqlite3_finalize (read);
+  if (ok)
+    {
+      /* Readers skip chunks by these without decoding them: a row that
+       * lies about them would hide events from a query by time or type. */
+      CowscopeEventSummary sum;
+      cowscope_event_block_summary (victim->block, victim->block->n, &sum);
+      if (sum.min_ts != info->min_ts || sum.max_ts != info->max_ts || sum.types != info->types
+          || sum.sorted != info->sorted)
+        {
+          *what = "an event chunk's times or types are not what its row says";
+          cowscope_event_block_clear (victim->block);
+          ok = FALSE;
+        }
+    }
   if (!ok)
     {
       if (*what == NULL)

@@ -377,7 +377,9 @@ source_may_match (const EventsCursor *c, guint src, gboolean *past)
     return FALSE;
   if (c->use_ts && (info->max_ts < c->ts_lo || info->min_ts > c->ts_hi))
     return FALSE;
-  return (info->types & c->type_mask) != 0;
+  /* A scan that wants every type reads every chunk: a whole scan (the
+   * format's check) then decodes, and so checks, each chunk's row. */
+  return c->type_mask == G_MAXUINT64 || (info->types & c->type_mask) != 0;
 }
 
 static int
@@ -400,11 +402,13 @@ load_source (EventsCursor *c, guint src)
     }
   if (what != NULL)
     {
-      char *message = sqlite3_mprintf ("the session is damaged: %s (events %lld to %lld)", what,
-                                       (long long) cowscope_event_catalog_get_chunk (
-                                         c->table->catalog, src)->first_seq,
-                                       (long long) cowscope_event_catalog_get_chunk (
-                                         c->table->catalog, src)->last_seq);
+      /* Named as the format's checks name a damaged row (the format
+       * library turns this prefix into "PATH is damaged: ..."). */
+      const CowscopeChunkInfo *info = cowscope_event_catalog_get_chunk (c->table->catalog, src);
+      char *message = sqlite3_mprintf ("the session is damaged: table 'event_chunks',"
+                                       " row first_seq %lld (events %lld to %lld): %s",
+                                       (long long) info->first_seq, (long long) info->first_seq,
+                                       (long long) info->last_seq, what);
       sqlite3_free (c->table->base.zErrMsg);
       c->table->base.zErrMsg = message;
       return SQLITE_CORRUPT;

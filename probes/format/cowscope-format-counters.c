@@ -79,7 +79,8 @@ cowscope_counter_bins_new (gint64 start, gint64 end, guint n_bins)
   CowscopeCounterBins *bins = g_new0 (CowscopeCounterBins, 1);
   bins->start = start;
   bins->n_bins = MAX (n_bins, 1);
-  bins->bin_ns = MAX ((double) (end - start + 1) / bins->n_bins, 1.0);
+  /* In double: a damaged row's start and end may be anything. */
+  bins->bin_ns = MAX (((double) end - (double) start + 1.0) / bins->n_bins, 1.0);
   bins->min = g_new0 (double, bins->n_bins);
   bins->max = g_new0 (double, bins->n_bins);
   bins->last = g_new0 (double, bins->n_bins);
@@ -252,6 +253,14 @@ cowscope_counter_bins_read (gint64 start, gint64 end, gint64 n_bins, const void 
       bins->max[b] = cowscope_packed_read_double (&r);
       bins->last[b] = cowscope_packed_read_double (&r);
       bins->touched[b] = 1;
+      /* Counters count bytes and storages: a damaged BLOB's NaN,
+       * infinity or negative value is refused, not drawn. */
+      if (!(bins->min[b] >= 0 && bins->min[b] <= bins->max[b] && bins->max[b] < 1e300
+            && bins->last[b] >= bins->min[b] && bins->last[b] <= bins->max[b]))
+        {
+          cowscope_counter_bins_free (bins);
+          return NULL;
+        }
     }
   return bins;
 }

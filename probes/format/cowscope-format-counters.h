@@ -94,7 +94,8 @@ void cowscope_counter_bins_finish (CowscopeCounterBins *bins);
 void cowscope_counter_bins_write (const CowscopeCounterBins *bins, GByteArray *out);
 
 /* A finished track read back from a timeline_counters row; NULL when the
- * row's BLOB does not hold @n_bins bins. */
+ * row's BLOB does not hold @n_bins bins, or holds a value no counter
+ * takes (negative, not finite, or outside its bin's min and max). */
 CowscopeCounterBins *cowscope_counter_bins_read (gint64 start, gint64 end, gint64 n_bins,
                                                  const void *blob, gsize len);
 

@@ -25,15 +25,20 @@ GQuark cowscope_session_error_quark (void);
 
 /* Sets @error for SQLite result @rc (or @db's last error) while doing
  * @what on the session @path: "PATH is not an SQLite database" (NOT_SQLITE),
- * "PATH is damaged: <what PRAGMA quick_check found, else SQLite's
- * message>" (DAMAGED: a corrupt file, an I/O error or a schema that lacks
- * what a query needs) or "cannot read PATH: <message> (<what>)". */
+ * DAMAGED for a corrupt file or an I/O error ("PATH is damaged: table
+ * 'events': <what quick_check finds in it>", else SQLite's message), a
+ * schema entry SQLite cannot parse ("PATH is damaged: its schema cannot
+ * be read (the definition of 'threads')", never the raw bytes of the
+ * schema SQLite quotes) or a query the file cannot answer ("PATH is
+ * damaged: no such column: nbytes (<what>)"), else FAILED: "cannot read
+ * PATH: <message> (<what>)". */
 void cowscope_format_set_error (GError **error, sqlite3 *db, int rc, const char *path,
                                 const char *what);
 
 /* Sets @error for a failed write to the session @path while doing @what
  * ("finalize"): "cannot finalize session 'PATH': No space left on device
- * (database or disk is full)" (FAILED). */
+ * (database or disk is full)" (FAILED); a write that failed on a damaged
+ * file is reported as cowscope_format_set_error() reports it (DAMAGED). */
 void cowscope_format_set_write_error (GError **error, sqlite3 *db, const char *path,
                                       const char *what);
 

@@ -61,13 +61,34 @@ cowscope_format_meta_text (sqlite3 *db, const char *key)
   return value;
 }
 
+/* Sets @error for a session that is not a regular file (@st). */
+static void
+set_not_regular (GError **error, const char *path, const struct stat *st)
+{
+  if (S_ISDIR (st->st_mode))
+    g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_FOUND,
+                 _("cannot open %s: it is a directory, not a session file"), path);
+  else
+    g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_SESSION,
+                 _("not a Cowscope session: %s is not a regular file (%s)"), path,
+                 S_ISFIFO (st->st_mode)  ? _("a named pipe")
+                 : S_ISSOCK (st->st_mode) ? _("a socket")
+                 : S_ISCHR (st->st_mode)  ? _("a character device")
+                 : S_ISBLK (st->st_mode)  ? _("a block device")
+                                          : _("not a file"));
+}
+
 /* Checks that @path is a regular file that starts like an SQLite
  * database and is not shorter than the page count its header promises,
- * before SQLite sees it. */
+ * before SQLite sees it.  A FIFO, socket or device is refused from its
+ * stat() alone: opening one can block (a FIFO waits for a writer) or act
+ * (some devices do something when opened).  The open itself does not
+ * block (O_NONBLOCK) and is checked again with fstat(), should the path
+ * have been replaced in between. */
 static gboolean
 check_file (const char *path, GError **error)
 {
-  struct stat st;
+  struct stat st, opened = { 0 };
   if (stat (path, &st) != 0)
     {
       int saved = errno;
@@ -75,19 +96,12 @@ check_file (const char *path, GError **error)
                    _("cannot open %s: %s"), path, g_strerror (saved));
       return FALSE;
     }
-  if (S_ISDIR (st.st_mode))
-    {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_FOUND,
-                   _("cannot open %s: it is a directory, not a session file"), path);
-      return FALSE;
-    }
   if (!S_ISREG (st.st_mode))
     {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_NOT_SESSION,
-                   _("not a Cowscope session: %s is not a regular file"), path);
+      set_not_regular (error, path, &st);
       return FALSE;
     }
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     {
       int saved = errno;
@@ -95,6 +109,13 @@ check_file (const char *path, GError **error)
                    _("cannot open %s: %s"), path, g_strerror (saved));
       return FALSE;
     }
+  if (fstat (fd, &opened) != 0 || !S_ISREG (opened.st_mode))
+    {
+      set_not_regular (error, path, &opened);
+      close (fd);
+      return FALSE;
+    }
+  st = opened;
   unsigned char header[100];
   ssize_t n;
   do
@@ -322,6 +343,36 @@ cowscope_format_query_bounds (sqlite3 *db, const char *path, gint64 *start_ns, g
   return TRUE;
 }
 
+gboolean
+cowscope_format_adopt (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags,
+                       CowscopeFormatInfo *info, GError **error)
+{
+  g_return_val_if_fail (db != NULL && path != NULL, FALSE);
+  sqlite3_extended_result_codes (db, 1);
+  sqlite3_busy_timeout (db, 5000);
+  /* An untrusted file: no writable schema tricks, no side-effecting
+   * functions in its views or triggers, no extensions. */
+  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_db_config (db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+  /* Every page read is checked for cells that overlap or run off the
+   * page (a small cost; SQLite leaves it off), so a damaged page is an
+   * error, not a wrong value. */
+  sqlite3_exec (db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+  /* `events` is a virtual table of this library's module. */
+  cowscope_format_register_everywhere ();
+  int rc = cowscope_format_register_sqlite (db);
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,
+                   _("cannot open %s: %s"), path, sqlite3_errstr (rc));
+      return FALSE;
+    }
+
+  CowscopeFormatInfo scratch;
+  return validate (db, path, flags, info != NULL ? info : &scratch, error);
+}
+
 sqlite3 *
 cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags, CowscopeFormatInfo *info,
                       GError **error)
@@ -342,25 +393,7 @@ cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags, CowscopeF
                    db != NULL ? sqlite3_errmsg (db) : sqlite3_errstr (rc));
       return NULL;
     }
-  sqlite3_extended_result_codes (db, 1);
-  sqlite3_busy_timeout (db, 5000);
-  /* An untrusted file: no writable schema tricks, no side-effecting
-   * functions in its views or triggers, no extensions. */
-  sqlite3_db_config (db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-  sqlite3_db_config (db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-  /* `events` is a virtual table of this library's module. */
-  cowscope_format_register_everywhere ();
-  rc = cowscope_format_register_sqlite (db);
-  if (rc != SQLITE_OK)
-    {
-      g_set_error (error, COWSCOPE_SESSION_ERROR, COWSCOPE_SESSION_ERROR_FAILED,
-                   _("cannot open %s: %s"), path, sqlite3_errstr (rc));
-      return NULL;
-    }
-
-  CowscopeFormatInfo scratch;
-  if (!validate (db, path, flags, info != NULL ? info : &scratch, error))
+  if (!cowscope_format_adopt (db, path, flags, info, error))
     return NULL;
   return g_steal_pointer (&db);
 }

@@ -41,6 +41,13 @@ typedef struct {
 sqlite3 *cowscope_format_open (const char *path, CowscopeFormatOpenFlags flags,
                                CowscopeFormatInfo *info, GError **error);
 
+/* The same checks on a connection the caller opened itself (an in-memory
+ * copy of a file, as the fuzzer's), named @path in messages: configures
+ * it for an untrusted file and validates it.  FALSE with @error; @db
+ * stays the caller's either way. */
+gboolean cowscope_format_adopt (sqlite3 *db, const char *path, CowscopeFormatOpenFlags flags,
+                                CowscopeFormatInfo *info, GError **error);
+
 /* Prepares @sql on @db, its vocabulary names replaced by their codes
  * (cowscope_format_prepare()); NULL with @error naming @path on failure. */
 sqlite3_stmt *cowscope_format_statement (sqlite3 *db, const char *path, const char *sql,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cow-trace.h"
+#include "cowscope-format-check.h"
 #include "cowscope-graph-state.h"
 #include "cowscope-packed.h"
 
@@ -42,11 +43,21 @@ cowscope_instant_write (GByteArray *b, const CowscopeInstant *prev, const Cowsco
 static inline void
 cowscope_instant_read (CowscopePackedReader *r, CowscopeInstant *in, gboolean cuda)
 {
-  in->ts += cowscope_packed_read_s (r);
-  in->id += cowscope_packed_read_s (r);
+  in->ts = cowscope_packed_add (in->ts, cowscope_packed_read_s (r));
+  in->id = cowscope_packed_add (in->id, cowscope_packed_read_s (r));
   in->code = cowscope_packed_read_byte (r);
   in->aux = !cuda && in->code == COW_EVENT_MATERIALIZE_END ? cowscope_packed_read_byte (r) : 0;
   in->bytes = cowscope_packed_read_u (r);
+}
+
+/* TRUE when @in's time is a session's time (0 to
+ * COWSCOPE_FORMAT_MAX_TIME): a damaged BLOB decodes to any number, and a
+ * reader treats a record that fails this as the end of what it can use
+ * (the chunk is damaged). */
+static inline gboolean
+cowscope_instant_valid (const CowscopeInstant *in)
+{
+  return in->ts >= 0 && in->ts <= COWSCOPE_FORMAT_MAX_TIME;
 }
 
 /* ---- timeline_spans.spans ----------------------------------------------------
@@ -78,13 +89,22 @@ cowscope_span_write (GByteArray *b, const CowscopeSpan *prev, const CowscopeSpan
 static inline void
 cowscope_span_read (CowscopePackedReader *r, CowscopeSpan *s)
 {
-  s->start += cowscope_packed_read_s (r);
+  s->start = cowscope_packed_add (s->start, cowscope_packed_read_s (r));
   guint64 len = cowscope_packed_read_u (r);
   s->open = len == 0;
-  s->end = s->open ? s->start : s->start + cowscope_packed_unzigzag (len - 1);
-  s->id += cowscope_packed_read_s (r);
+  s->end = s->open ? s->start : cowscope_packed_add (s->start, cowscope_packed_unzigzag (len - 1));
+  s->id = cowscope_packed_add (s->id, cowscope_packed_read_s (r));
   s->code = cowscope_packed_read_byte (r);
   s->bytes = cowscope_packed_read_u (r);
+}
+
+/* TRUE when @s starts at a session's time and, unless still open, ends
+ * at one no earlier (as cowscope_instant_valid()). */
+static inline gboolean
+cowscope_span_valid (const CowscopeSpan *s)
+{
+  return s->start >= 0 && s->start <= COWSCOPE_FORMAT_MAX_TIME
+         && (s->open || (s->end >= s->start && s->end <= COWSCOPE_FORMAT_MAX_TIME));
 }
 
 /* ---- checkpoint_states.objects ---------------------------------------------
@@ -156,7 +176,7 @@ cowscope_object_read_key (CowscopePackedReader *r, CowscopeObjectKey *key)
   guint8 kind = cowscope_packed_read_byte (r);
   if (dpid != 0 || kind != key->kind)
     key->id = 0;
-  key->pid = (guint32) ((gint64) key->pid + dpid);
+  key->pid = (guint32) cowscope_packed_add ((gint64) key->pid, dpid);
   key->kind = kind;
   key->id += (guint64) cowscope_packed_read_s (r);
   if (kind >= COWSCOPE_N_OBJECT_KINDS)
@@ -243,11 +263,11 @@ cowscope_replay_write (GByteArray *b, CowscopeReplayEvent *prev, const CowscopeR
 static inline void
 cowscope_replay_read_head (CowscopePackedReader *r, CowscopeReplayEvent *ev)
 {
-  ev->seq += cowscope_packed_read_s (r);
-  ev->ts += cowscope_packed_read_s (r);
+  ev->seq = cowscope_packed_add (ev->seq, cowscope_packed_read_s (r));
+  ev->ts = cowscope_packed_add (ev->ts, cowscope_packed_read_s (r));
   ev->type = (gint64) cowscope_packed_read_u (r);
   ev->aux = cowscope_packed_read_s (r);
-  ev->pid += cowscope_packed_read_s (r);
+  ev->pid = cowscope_packed_add (ev->pid, cowscope_packed_read_s (r));
   for (int k = 0; k < 5; k++)
     ev->v[k] = cowscope_packed_read_s (r);
 }

@@ -33,6 +33,16 @@ cowscope_packed_unzigzag (guint64 v)
   return (gint64) (v >> 1) ^ -(gint64) (v & 1);
 }
 
+/* @a + @b wrapping around as unsigned arithmetic does.  Deltas in a
+ * damaged BLOB can be anything: a sum that overflows must give some
+ * number (that the reader's caller then finds out of order or out of
+ * range), never undefined behaviour. */
+static inline gint64
+cowscope_packed_add (gint64 a, gint64 b)
+{
+  return (gint64) ((guint64) a + (guint64) b);
+}
+
 /* ---- writing ------------------------------------------------------------ */
 
 /* Appends @v as an unsigned LEB128 varint (at most 10 bytes). */
@@ -169,7 +179,7 @@ static inline gint64
 cowscope_packed_read_free (CowscopePackedReader *r, gint64 base)
 {
   guint64 v = cowscope_packed_read_u (r);
-  return v == 0 ? -1 : base + cowscope_packed_unzigzag (v - 1);
+  return v == 0 ? -1 : cowscope_packed_add (base, cowscope_packed_unzigzag (v - 1));
 }
 
 /* A name: NULL (none) or @len bytes at the returned pointer, not

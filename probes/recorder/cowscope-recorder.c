@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cowscope-format-output.h"
 #include "cowscope-peer.h"
 #include "cowscope-probe-path.h"
 #include "cowscope-protocol.h"
@@ -229,6 +230,12 @@ prepare (Recording *r, GError **error)
     return FALSE;
 
   r->result->session_path = o->output ? expand_output (o) : default_output (o);
+  /* `record -o PROGRAM --force -- PROGRAM` would delete the program. */
+  if (!cowscope_format_check_output (r->result->session_path, r->program,
+                                     "the program to record", error)
+      || !cowscope_format_check_output (r->result->session_path, r->probe, "the probe library",
+                                        error))
+    return FALSE;
   r->writer = cowscope_session_writer_create (r->result->session_path, o->force, error);
   if (!r->writer)
     return FALSE;

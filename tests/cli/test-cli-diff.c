@@ -448,12 +448,34 @@ test_bad_input (Fixture *f, gconstpointer data)
 
   assert_bad_input (missing, f->after, missing, "No such file");
   assert_bad_input (f->before, missing, missing, "No such file");
+  {
+    /* A name that holds control characters is quoted escaped: no forged
+     * line, no escape sequence reaching the terminal. */
+    g_autofree char *forged = g_build_filename (f->dir, "gone\x1b[2J\nforged.cowscope", NULL);
+    g_clear_pointer (&err, g_free);
+    g_assert_cmpint (cli_fixture_run (cowscope_diff_run, NULL, &err, "diff", f->before, forged,
+                                      NULL), ==, 1);
+    g_assert_nonnull (strstr (err, "gone\\x1b[2J\\nforged.cowscope"));
+    g_assert_null (strchr (err, '\x1b'));
+    g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+  }
 
   /* A session cut in half. */
   cli_fixture_write_session (damaged, TRUE, 4000);
   g_assert_true (g_file_get_contents (damaged, &contents, &length, NULL));
   g_assert_true (g_file_set_contents (damaged, contents, length / 2, NULL));
   assert_bad_input (f->before, damaged, damaged, "is damaged");
+
+  /* An event chunk whose data lies about its events (sound pages):
+   * named by its row, on either side. */
+  {
+    g_autofree char *chunk = g_build_filename (f->dir, "chunk.cowscope", NULL);
+    cli_fixture_write_session (chunk, TRUE, 4000);
+    cli_fixture_exec (chunk, "UPDATE event_chunks SET data = substr (data, 1, length (data) / 2)"
+                             " WHERE first_seq = (SELECT max (first_seq) FROM event_chunks)");
+    assert_bad_input (f->before, chunk, chunk, " is damaged: table 'event_chunks', row first_seq ");
+    assert_bad_input (chunk, f->before, chunk, " is damaged: table 'event_chunks', row first_seq ");
+  }
 
   /* A newer schema than this build reads. */
   cli_fixture_exec (f->after, "PRAGMA user_version = 99");

@@ -692,6 +692,167 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
 }
 
+/* A stack that has no frames (here: its frames' rows name another stack)
+ * crashed the Chrome export, which freed the NULL it remembered for it
+ * (found by tests/fuzz); a stack id that is not an integer is damage,
+ * named before anything is written. */
+static void
+test_chrome_stack_without_frames (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+
+  (void) data;
+  cli_fixture_exec (f->path, "UPDATE stack_frames SET stack_id = -1 WHERE stack_id = 1");
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 0);
+  g_assert_cmpstr (err, ==, "");
+  {
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    g_autoptr (GError) error = NULL;
+    g_assert_true (json_parser_load_from_file (parser, f->out, &error));
+    g_assert_no_error (error);
+  }
+  g_clear_pointer (&err, g_free);
+  g_unlink (f->out);
+  cli_fixture_exec (f->path, "UPDATE stack_frames SET stack_id = 'many' WHERE stack_id = 2");
+  g_assert_cmpint (export (f->path, "chrome", f->out, FALSE, &err), ==, 1);
+  assert_one_line (err, " is damaged: table 'stack_frames'");
+  g_assert_false (g_file_test (f->out, G_FILE_TEST_EXISTS));
+}
+
+/* PRAGMA @pragma's first value on the database at @path. */
+static char *
+pragma_text (const char *path, const char *pragma)
+{
+  sqlite3 *db = NULL;
+  sqlite3_stmt *stmt = NULL;
+  char *text = NULL;
+  g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
+  if (sqlite3_prepare_v2 (db, pragma, -1, &stmt, NULL) == SQLITE_OK
+      && sqlite3_step (stmt) == SQLITE_ROW)
+    text = g_strdup ((const char *) sqlite3_column_text (stmt, 0));
+  else
+    text = g_strdup (sqlite3_errmsg (db));
+  sqlite3_finalize (stmt);
+  sqlite3_close (db);
+  return text;
+}
+
+/* An index whose pages are sound but whose entries disagree with its
+ * table passes quick_check; the database copy gave exit 0 and a file
+ * that failed integrity_check (found by tests/fuzz).  The copy's indexes
+ * are rebuilt from their tables. */
+static void
+test_sqlite_index_disagreeing_with_table (Fixture *f, gconstpointer data)
+{
+  g_autofree char *err = NULL;
+  g_autofree char *check = NULL;
+
+  (void) data;
+  /* Finalizing creates the indexes. */
+  g_unlink (f->path);
+  cli_fixture_write_session (f->path, FALSE, 2000);
+  g_assert_cmpint (cli_fixture_run (cowscope_finalize_run, NULL, NULL, "finalize", f->path, NULL),
+                   ==, 0);
+  cli_fixture_exec (f->path, "PRAGMA writable_schema = ON;"
+                             "UPDATE sqlite_master SET sql ="
+                             " 'CREATE INDEX materializations_time ON materializations (tid)'"
+                             " WHERE name = 'materializations_time';");
+  check = pragma_text (f->path, "PRAGMA quick_check");
+  g_assert_cmpstr (check, ==, "ok");
+  g_clear_pointer (&check, g_free);
+  check = pragma_text (f->path, "PRAGMA integrity_check");
+  g_assert_cmpstr (check, !=, "ok");
+  g_assert_cmpint (export (f->path, "sqlite", f->out, FALSE, &err), ==, 0);
+  g_clear_pointer (&check, g_free);
+  check = pragma_text (f->out, "PRAGMA integrity_check");
+  g_assert_cmpstr (check, ==, "ok");
+}
+
+/* The session's bytes, to show it was not touched. */
+static GBytes *
+file_bytes (const char *path)
+{
+  char *contents = NULL;
+  gsize length = 0;
+
+  g_assert_true (g_file_get_contents (path, &contents, &length, NULL));
+  return g_bytes_new_take (contents, length);
+}
+
+/* `export` refused to write @out because it is the session @input (by
+ * @how): exit 1, one line that says so, the session byte for byte as it
+ * was, no partial output left in @dir. */
+static void
+assert_refused_as_input (const char *input, const char *format, const char *out,
+                         const char *how, const char *dir)
+{
+  g_autoptr (GBytes) before = file_bytes (input);
+  g_autoptr (GBytes) after = NULL;
+  g_autofree char *err = NULL;
+
+  g_test_message ("export %s --format %s -o %s --force", input, format, out);
+  g_assert_cmpint (export (input, format, out, TRUE, &err), ==, 1);
+  assert_one_line (err, "would overwrite the session");
+  g_assert_nonnull (strstr (err, how));
+  g_assert_nonnull (strstr (err, "nothing was written"));
+  after = file_bytes (input);
+  g_assert_true (g_bytes_equal (before, after));
+  g_assert_cmpuint (cli_fixture_count_partial (dir), ==, 0);
+}
+
+/* Item 3 of issue 11: `export FILE -o FILE --force` replaced the session
+ * with its export.  Every format refuses an output that is its input, by
+ * any path. */
+static void
+test_output_is_input (Fixture *f, gconstpointer data)
+{
+  const char *formats[] = { "chrome", "csv", "sqlite" };
+  g_autofree char *sub = g_build_filename (f->dir, "sub", NULL);
+  g_autofree char *dotted = g_build_filename (sub, "..", "s.cowscope", NULL);
+  g_autofree char *hard = g_build_filename (f->dir, "hard.cowscope", NULL);
+  g_autofree char *soft = g_build_filename (f->dir, "soft.cowscope", NULL);
+  g_autofree char *wal = g_strconcat (f->path, "-wal", NULL);
+  g_autofree char *journal = g_strconcat (dotted, "-journal", NULL);
+
+  (void) data;
+  g_assert_cmpint (g_mkdir (sub, 0755), ==, 0);
+  g_assert_cmpint (link (f->path, hard), ==, 0);
+  g_assert_cmpint (symlink ("s.cowscope", soft), ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      assert_refused_as_input (f->path, formats[i], f->path, "(the same file)", f->dir);
+      assert_refused_as_input (f->path, formats[i], dotted, "(the same file)", f->dir);
+      assert_refused_as_input (f->path, formats[i], hard, "(a hard link to it)", f->dir);
+      assert_refused_as_input (f->path, formats[i], soft, "(a symbolic link to it)", f->dir);
+      assert_refused_as_input (soft, formats[i], f->path, "(the file it links to)", f->dir);
+      assert_refused_as_input (f->path, formats[i], wal, "(its write-ahead log)", f->dir);
+      assert_refused_as_input (f->path, formats[i], journal, "(its rollback journal)", f->dir);
+      g_assert_false (g_file_test (wal, G_FILE_TEST_EXISTS));
+    }
+  /* Another file still works, through the same links' directory. */
+  g_assert_cmpint (export (soft, "chrome", f->out, TRUE, NULL), ==, 0);
+}
+
+/* A CSV export writes TABLE.csv files into its directory: a session kept
+ * there under a table's name is an input too. */
+static void
+test_csv_over_input (Fixture *f, gconstpointer data)
+{
+  g_autofree char *out_dir = g_build_filename (f->dir, "tables", NULL);
+  g_autofree char *inside = g_build_filename (out_dir, "events.csv", NULL);
+  g_autofree char *meta = g_build_filename (out_dir, "meta.csv", NULL);
+  g_autofree char *contents = NULL;
+  gsize length;
+
+  (void) data;
+  g_assert_cmpint (g_mkdir (out_dir, 0755), ==, 0);
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, NULL));
+  g_assert_true (g_file_set_contents (inside, contents, length, NULL));
+  assert_refused_as_input (inside, "csv", out_dir, "(the same file)", out_dir);
+  g_assert_cmpuint (cli_fixture_count_partial (f->dir), ==, 0);
+  g_assert_false (g_file_test (meta, G_FILE_TEST_EXISTS));
+}
+
 static void
 test_usage_errors (Fixture *f, gconstpointer data)
 {
@@ -797,12 +958,18 @@ main (int argc, char **argv)
   ADD ("/cli/export/chrome", FINALIZED, test_chrome);
   ADD ("/cli/export/chrome-not-finalized", NOT_FINALIZED, test_chrome);
   ADD ("/cli/export/chrome-tracks", FINALIZED, test_chrome_tracks);
+  ADD ("/cli/export/chrome-stack-without-frames", FINALIZED, test_chrome_stack_without_frames);
   ADD ("/cli/export/csv", FINALIZED, test_csv);
   ADD ("/cli/export/sqlite", FINALIZED, test_sqlite);
+  ADD ("/cli/export/sqlite-index-disagreeing-with-table", FINALIZED,
+       test_sqlite_index_disagreeing_with_table);
   ADD ("/cli/export/existing-output", FINALIZED, test_existing_output);
   ADD ("/cli/export/full-disk", FINALIZED, test_full_disk);
   ADD ("/cli/export/read-only-directory", FINALIZED, test_read_only_directory);
   ADD ("/cli/export/bad-inputs", FINALIZED, test_bad_inputs);
+  ADD ("/cli/export/output-is-input", FINALIZED, test_output_is_input);
+  ADD ("/cli/export/output-is-input-not-finalized", NOT_FINALIZED, test_output_is_input);
+  ADD ("/cli/export/csv-over-input", FINALIZED, test_csv_over_input);
   ADD ("/cli/export/usage-errors", FINALIZED, test_usage_errors);
   ADD ("/cli/export/progress-and-cancel", FINALIZED, test_progress_and_cancel);
 #undef ADD

@@ -470,6 +470,15 @@ test_bad_input (Fixture *f, gconstpointer data)
    * written. */
   g_assert_true (g_file_set_contents (damaged, text, length / 2, NULL));
   assert_refused (f, 1, "damaged.cowscope", f->ranks[0], damaged, "-o", f->merged, NULL);
+  /* A member whose event chunk is damaged (sound pages): named by its
+   * row, nothing written. */
+  {
+    g_autofree char *chunk = g_build_filename (f->dir, "chunk.cowscope", NULL);
+    g_assert_true (g_file_set_contents (chunk, text, length, NULL));
+    cli_fixture_exec (chunk, "UPDATE event_chunks SET n = n + 1");
+    assert_refused (f, 1, "chunk.cowscope is damaged: table 'event_chunks', row first_seq ",
+                    f->ranks[0], chunk, "-o", f->merged, NULL);
+  }
   g_assert_true (g_file_set_contents (newer, text, length, NULL));
   cli_fixture_exec (newer, "PRAGMA user_version = 99");
   assert_refused (f, 1, "newer Cowscope", f->ranks[0], newer, "-o", f->merged, NULL);

@@ -1,5 +1,6 @@
 /* test-cli-report.c — `cowscope-cli report`: numbers, text, budgets, errors. */
 #include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "cli-fixture.h"
@@ -354,6 +355,196 @@ test_bad_inputs (Fixture *f, gconstpointer data)
   assert_bad_input (f->path, "is damaged");
 }
 
+/* Item 6 of issue 11: nbytes stored as REAL gave saved_bytes =
+ * -9223372036584808351 in `report --json`.  Every command that reads the
+ * numbers refuses the file, naming the table, the row and the column. */
+static void
+test_damaged_values (Fixture *f, gconstpointer data)
+{
+  const char *const *variant;
+  static const char *const variants[][2] = {
+    { "UPDATE materializations SET nbytes = 1e19 WHERE seq = 14",
+      "table 'materializations', row seq 14: nbytes is 1.0e+19, a real number" },
+    { "UPDATE materializations SET nbytes = 'many' WHERE seq = 17",
+      "table 'materializations', row seq 17: nbytes is 'many', text" },
+    { "UPDATE lazy_clones SET nbytes = -9223372036854775807 WHERE seq = 6",
+      "table 'lazy_clones', row seq 6: nbytes is -9223372036854775807" },
+    { "UPDATE threads SET produced = 9223372036854775807 WHERE tid = 100",
+      "table 'threads', row pid 100, tid 100: produced is 9223372036854775807" },
+    { "INSERT OR REPLACE INTO meta VALUES ('dropped', '-7')",
+      "table 'meta', key dropped: '-7' is not a count" },
+  };
+
+  (void) data;
+  for (gsize i = 0; i < G_N_ELEMENTS (variants); i++)
+    {
+      variant = variants[i];
+      unlink (f->path);
+      cli_fixture_write_session (f->path, TRUE, 0);
+      cli_fixture_exec (f->path, variant[0]);
+      g_test_message ("%s", variant[0]);
+      assert_bad_input (f->path, variant[1]);
+      {
+        g_autofree char *out = NULL;
+        g_autofree char *err = NULL;
+        g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", "--json",
+                                          f->path, NULL), ==, 1);
+        g_assert_cmpstr (out, ==, "");
+        g_assert_nonnull (strstr (err, " is damaged: "));
+        g_assert_nonnull (strstr (err, variant[1]));
+      }
+    }
+}
+
+/* A session never finalized is read through a finalized copy: a recorded
+ * count out of range was summed there and gave "cannot finalize session
+ * …: integer overflow" (found by tests/fuzz).  The damage is named. */
+static void
+test_damaged_values_not_finalized (Fixture *f, gconstpointer data)
+{
+  static const char *const variants[][2] = {
+    { "UPDATE thread_events SET produced = -9223372036854775807 - 1",
+      "table 'thread_events', row pid 100, tid 100: produced is -9223372036854775808" },
+    { "UPDATE threads SET stored = 9223372036854775807 WHERE tid = 100",
+      "table 'threads', row pid 100, tid 100: stored is 9223372036854775807" },
+  };
+
+  (void) data;
+  for (gsize i = 0; i < G_N_ELEMENTS (variants); i++)
+    {
+      g_autofree char *out = NULL;
+      g_autofree char *err = NULL;
+      unlink (f->path);
+      cli_fixture_write_session (f->path, FALSE, 0);
+      cli_fixture_exec (f->path, variants[i][0]);
+      g_test_message ("%s", variants[i][0]);
+      assert_bad_input (f->path, variants[i][1]);
+      g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", "--json",
+                                        f->path, NULL), ==, 1);
+      g_assert_cmpstr (out, ==, "");
+      g_assert_nonnull (strstr (err, " is damaged: "));
+      g_assert_nonnull (strstr (err, variants[i][1]));
+    }
+}
+
+/* Item 8 of issue 11: random bytes flipped gave `unrecognized token: ""`
+ * and a fragment of the schema.  Over many damaged copies, every refusal
+ * names the file and says what is wrong in the format's words. */
+static void
+test_flipped_bytes (Fixture *f, gconstpointer data)
+{
+  g_autofree char *contents = NULL;
+  g_autofree char *damaged = g_build_filename (f->dir, "damaged.cowscope", NULL);
+  gsize length = 0;
+  guint refused = 0;
+  static const char *const phrasings[] = {
+    " is damaged: ", "not a Cowscope session: ", " was written by a newer Cowscope",
+  };
+
+  (void) data;
+  unlink (f->path);
+  cli_fixture_write_session (f->path, TRUE, 600);
+  g_assert_true (g_file_get_contents (f->path, &contents, &length, NULL));
+  for (guint seed = 1; seed <= 60; seed++)
+    {
+      g_autoptr (GRand) rand = g_rand_new_with_seed (seed);
+      g_autofree char *copy = g_memdup2 (contents, length);
+      g_autofree char *out = NULL;
+      g_autofree char *err = NULL;
+      /* The schema lives in the first pages: most flips land there. */
+      gsize span = MIN (length, seed % 2 ? 4096 : length);
+      for (guint k = 0; k < 1 + seed % 8; k++)
+        copy[g_rand_int_range (rand, 100, (gint32) span)] ^= (char) (1 << g_rand_int_range (rand, 0, 8));
+      g_assert_true (g_file_set_contents (damaged, copy, length, NULL));
+      int status = cli_fixture_run (cowscope_report_run, &out, &err, "report", "--json", damaged,
+                                    NULL);
+      if (status == 0)
+        continue;
+      refused++;
+      g_test_message ("seed %u: %s", seed, err);
+      g_assert_cmpint (status, ==, 1);
+      g_assert_null (strstr (err, "unrecognized token"));
+      g_assert_null (strstr (err, "syntax error"));
+      g_assert_null (strstr (err, "malformed database schema"));
+      g_assert_nonnull (strstr (err, damaged));
+      gboolean worded = FALSE;
+      for (gsize i = 0; i < G_N_ELEMENTS (phrasings); i++)
+        worded = worded || strstr (err, phrasings[i]) != NULL;
+      g_assert_true (worded);
+      g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+    }
+  /* The flips in the first page must have hit something. */
+  g_assert_cmpuint (refused, >=, 5);
+}
+
+/* Item 7 of issue 11: names, paths and command lines from a session reach
+ * the text report and the tool's messages with their control characters
+ * escaped: a newline cannot forge a line, an ESC never reaches the
+ * terminal.  JSON keeps the exact strings. */
+#define FORGED_NAME "weights\n!! WARNING: forged\x1b[31m\xe2\x80\xae"
+#define FORGED_COMMAND "train\x1b]0;pwned\x07\r\nDuration:   forged"
+
+static void
+assert_no_control_characters (const char *text)
+{
+  for (const char *p = text; *p != '\0'; p++)
+    if (*p != '\n')
+      g_assert_false (g_ascii_iscntrl (*p));
+  g_assert_null (strstr (text, "\xe2\x80\xae"));
+}
+
+static void
+test_control_characters (Fixture *f, gconstpointer data)
+{
+  g_autofree char *odd_path = g_build_filename (f->dir, "s\nSession:    forged\x1b[2J.cowscope",
+                                                NULL);
+  g_autofree char *missing = g_build_filename (f->dir, "gone\x1b[2J\nforged.cowscope", NULL);
+  g_autofree char *sql = g_strdup_printf (
+    "UPDATE tensors SET name = '%s' WHERE name = 'weights';"
+    "UPDATE meta SET value = '%s' WHERE key = 'command';", FORGED_NAME, FORGED_COMMAND);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto (GStrv) lines = NULL;
+
+  (void) data;
+  cli_fixture_exec (f->path, sql);
+  g_assert_cmpint (g_rename (f->path, odd_path), ==, 0);
+  g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", odd_path, NULL),
+                   ==, 0);
+  assert_no_control_characters (out);
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_assert_false (g_str_has_prefix (lines[i], "!! WARNING: forged"));
+      g_assert_false (g_str_has_prefix (lines[i], "Duration:   forged"));
+      g_assert_false (g_str_has_prefix (lines[i], "Session:    forged"));
+    }
+  g_assert_nonnull (strstr (out, "\"weights\\n!! WARNING: forged\\x1b[31m\\u202e\""));
+  g_assert_nonnull (strstr (out, "Target:     train\\x1b]0;pwned\\x07\\r\\nDuration:   forged"));
+  g_assert_nonnull (strstr (out, "Session:    " ));
+  g_assert_nonnull (strstr (out, "s\\nSession:    forged\\x1b[2J.cowscope"));
+
+  /* JSON carries the exact strings (json-glib escapes them). */
+  {
+    g_autoptr (JsonObject) report = report_json (odd_path);
+    JsonArray *violations = json_object_get_array_member (report, "violations");
+    JsonObject *v = json_array_get_object_element (violations, 0);
+    g_assert_cmpstr (json_object_get_string_member (v, "writer_name"), ==, FORGED_NAME);
+    g_assert_cmpstr (json_object_get_string_member (
+                       json_object_get_object_member (report, "target"), "command"),
+                     ==, FORGED_COMMAND);
+  }
+
+  /* The tool's messages quote file names escaped too. */
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_cmpint (cli_fixture_run (cowscope_report_run, &out, &err, "report", missing, NULL),
+                   ==, 1);
+  assert_no_control_characters (err);
+  g_assert_nonnull (strstr (err, "gone\\x1b[2J\\nforged.cowscope"));
+  g_assert_cmpstr (strchr (err, '\n') + 1, ==, "");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -369,6 +560,11 @@ main (int argc, char **argv)
   ADD ("/cli/report/bad-fail-if-is-usage-error", FINALIZED, test_bad_fail_if_is_usage);
   ADD ("/cli/report/usage-errors", FINALIZED, test_usage_errors);
   ADD ("/cli/report/bad-inputs", NULL, test_bad_inputs);
+  ADD ("/cli/report/control-characters", FINALIZED, test_control_characters);
+  ADD ("/cli/report/damaged-values", FINALIZED, test_damaged_values);
+  ADD ("/cli/report/damaged-values-not-finalized", NOT_FINALIZED,
+       test_damaged_values_not_finalized);
+  ADD ("/cli/report/flipped-bytes", FINALIZED, test_flipped_bytes);
 #undef ADD
   g_test_add_func ("/cli/report/budget-parse", test_budget_parse);
 

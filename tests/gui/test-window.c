@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include "gui-test-support.h"
 #include "cowscope-application.h"
@@ -259,6 +260,8 @@ test_open_bad_files (void)
   g_autofree char *good = make_session ("to-truncate.cowscope");
   g_autofree char *damaged = fixture_path ("damaged.cowscope");
   g_autofree char *missing = fixture_path ("missing.cowscope");
+  g_autofree char *fifo = fixture_path ("fifo.cowscope");
+  g_autofree char *bad_value = make_session ("bad-value.cowscope");
   g_autofree char *contents = NULL;
   gsize length = 0;
   struct { const char *path; const char *title; } cases[] = {
@@ -267,12 +270,25 @@ test_open_bad_files (void)
     { newer, "Recorded by a Newer Cowscope" },
     { damaged, "Damaged Session" },
     { missing, "File Not Found" },
+    /* Opening a FIFO would wait for a writer: refused from its stat. */
+    { fifo, "Not a Cowscope Session" },
+    /* A value no session holds (cowscope-format-check.h). */
+    { bad_value, "Damaged Session" },
   };
 
   g_assert_true (g_file_set_contents (text, "these are my notes\n", -1, NULL));
   g_assert_true (g_file_get_contents (good, &contents, &length, NULL));
   g_assert_cmpuint (length, >, 8192);
   g_assert_true (g_file_set_contents (damaged, contents, 4096, NULL));
+  g_unlink (fifo);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  {
+    sqlite3 *db = NULL;
+    g_assert_cmpint (sqlite3_open (bad_value, &db), ==, SQLITE_OK);
+    g_assert_cmpint (sqlite3_exec (db, "UPDATE meta SET value = '-3' WHERE key = 'dropped'", NULL,
+                                   NULL, NULL), ==, SQLITE_OK);
+    sqlite3_close (db);
+  }
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

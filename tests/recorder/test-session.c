@@ -229,7 +229,7 @@ test_derived_tables (void)
 
   /* Finalizing again gives the same tables. */
   GError *error = NULL;
-  g_assert_true (cowscope_session_finalize_file (path, &error));
+  g_assert_true (cowscope_session_finalize_file (path, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpint (sqlite3_open_v2 (path, &db, SQLITE_OPEN_READONLY, NULL), ==, SQLITE_OK);
   g_assert_cmpint (query_int (db, "SELECT count(*) FROM lazy_clones"), ==, 1);
@@ -278,7 +278,7 @@ test_existing_file (void)
   g_assert_cmpstr (contents, ==, "precious");
 
   /* A file that is not a session cannot be finalized. */
-  g_assert_false (cowscope_session_finalize_file (path, &error));
+  g_assert_false (cowscope_session_finalize_file (path, NULL, &error));
   g_assert_nonnull (error);
   g_clear_error (&error);
 
