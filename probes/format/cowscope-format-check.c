@@ -222,7 +222,7 @@ static const TableRules table_rules[] = {
 static const char *const meta_counts[] = {
   "produced", "stored", "dropped", "events", "malformed_records", "checkpoint_interval",
   "events_produced", "events_stored", "events_dropped", "peer_faults", "finalized",
-  "schema_version", "index_format",
+  "schema_version", "index_format", NULL,
 };
 
 /* Links to a row of the same table and process, which must never lead
@@ -523,22 +523,36 @@ check_values (sqlite3 *db, const char *path, const TableRules *rules, GError **e
   return TRUE;
 }
 
-/* meta's counts: non-negative integers where present. */
+/* meta's counts: non-negative integers where present.  meta is read
+ * whole, so that a meta that cannot be read is an error, not a pass. */
 static gboolean
 check_meta (sqlite3 *db, const char *path, GError **error)
 {
-  for (gsize i = 0; i < G_N_ELEMENTS (meta_counts); i++)
+  sqlite3_stmt *stmt = NULL;
+  int rc = sqlite3_prepare_v2 (db, "SELECT key, value FROM main.meta", -1, &stmt, NULL);
+  while (rc == SQLITE_OK && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
     {
-      g_autofree char *text = cowscope_format_meta_text (db, meta_counts[i]);
+      rc = SQLITE_OK;
+      const char *key = (const char *) sqlite3_column_text (stmt, 0);
+      if (key == NULL || !g_strv_contains (meta_counts, key)
+          || sqlite3_column_type (stmt, 1) == SQLITE_NULL)
+        continue;
+      g_autofree char *text = cowscope_format_column_text (stmt, 1);
       gint64 value;
-      if (text != NULL
-          && !g_ascii_string_to_signed (text, 10, 0, COWSCOPE_FORMAT_MAX_COUNT, &value, NULL))
+      if (text == NULL
+          || !g_ascii_string_to_signed (text, 10, 0, COWSCOPE_FORMAT_MAX_COUNT, &value, NULL))
         {
-          g_autofree char *shown = g_strndup (text, 40);
-          set_damaged (error, path, _("table 'meta', key %s: '%s' is not a count"),
-                       meta_counts[i], shown);
+          g_autofree char *shown = g_strndup (text != NULL ? text : "", 40);
+          set_damaged (error, path, _("table 'meta', key %s: '%s' is not a count"), key, shown);
+          sqlite3_finalize (stmt);
           return FALSE;
         }
+    }
+  sqlite3_finalize (stmt);
+  if (rc != SQLITE_DONE)
+    {
+      cowscope_format_set_error (error, db, rc, path, _("table 'meta'"));
+      return FALSE;
     }
   return TRUE;
 }

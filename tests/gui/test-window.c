@@ -56,10 +56,15 @@ make_database (const char *name,
 static char *
 make_session (const char *name)
 {
+  /* This build's schema, and meta saying so: a session that opens as it
+   * is, not through an upgraded copy (which derives meta again). */
+  g_autofree char *versions = g_strdup_printf ("('schema_version', '%d'), ('index_format', '%d')",
+                                               cowscope_format_schema_version (),
+                                               COWSCOPE_FORMAT_INDEX_VERSION);
   g_autofree char *sql =
     g_strconcat (cowscope_format_schema_sql (),
                  "INSERT OR REPLACE INTO meta (key, value) VALUES"
-                 " ('format', 'cowscope-session'), ('schema_version', '1'),"
+                 " ('format', 'cowscope-session'), ", versions, ","
                  " ('command', 'cowscope-demo all'), ('program', 'cowscope-demo'),"
                  " ('created_utc', '2026-11-22T03:00:00Z'), ('events', '1234'),"
                  " ('target_end', 'exited'), ('exit_status', '0'), ('dropped', '0'),"
