@@ -638,15 +638,13 @@ cowscope_format_check_tables (sqlite3 *db, const char *path, const char *const *
   return TRUE;
 }
 
-gboolean
-cowscope_format_check_file (sqlite3 *db, const char *path, CowscopeFormatCheckFlags flags,
-                            GError **error)
+/* Appends the names of @db's tables to @tables in page order, virtual
+ * tables (rootpage 0: `events`) last, after the tables they read, whose
+ * own findings are then named first.  SQLITE_DONE, or the error. */
+static int
+table_names (sqlite3 *db, GPtrArray *tables)
 {
-  g_return_val_if_fail (db != NULL && path != NULL, FALSE);
-  g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
   sqlite3_stmt *stmt = NULL;
-  /* Virtual tables (rootpage 0: `events`) last, after the tables they
-   * read, whose own values are then named first. */
   int rc = sqlite3_prepare_v2 (db, "SELECT name FROM main.sqlite_master WHERE type = 'table'"
                                " ORDER BY rootpage = 0, rootpage", -1, &stmt, NULL);
   while (rc == SQLITE_OK && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
@@ -657,6 +655,16 @@ cowscope_format_check_file (sqlite3 *db, const char *path, CowscopeFormatCheckFl
         g_ptr_array_add (tables, g_strdup (name));
     }
   sqlite3_finalize (stmt);
+  return rc;
+}
+
+gboolean
+cowscope_format_check_file (sqlite3 *db, const char *path, CowscopeFormatCheckFlags flags,
+                            GError **error)
+{
+  g_return_val_if_fail (db != NULL && path != NULL, FALSE);
+  g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
+  int rc = table_names (db, tables);
   if (rc != SQLITE_DONE)
     {
       cowscope_format_set_error (error, db, rc, path, _("its schema"));
@@ -696,19 +704,8 @@ char *
 cowscope_format_diagnose (sqlite3 *db)
 {
   g_autoptr (GPtrArray) tables = g_ptr_array_new_with_free_func (g_free);
-  sqlite3_stmt *stmt = NULL;
-  int rc = sqlite3_prepare_v2 (db, "SELECT name FROM main.sqlite_master WHERE type = 'table'"
-                               " ORDER BY rootpage", -1, &stmt, NULL);
-  while (rc == SQLITE_OK && (rc = sqlite3_step (stmt)) == SQLITE_ROW)
-    {
-      rc = SQLITE_OK;
-      const char *name = (const char *) sqlite3_column_text (stmt, 0);
-      if (name != NULL)
-        g_ptr_array_add (tables, g_strdup (name));
-    }
-  sqlite3_finalize (stmt);
   /* The schema's own pages (sqlite_master, from page 1) are damaged. */
-  if (rc != SQLITE_DONE)
+  if (table_names (db, tables) != SQLITE_DONE)
     return g_strdup (_("its schema cannot be read"));
   for (guint i = 0; i < tables->len; i++)
     {
