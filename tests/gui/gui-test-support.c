@@ -50,3 +50,26 @@ gui_test_widget_drawn (gpointer data)
   g_object_set_data (G_OBJECT (widget), "gui-test-first-frame", NULL);
   return TRUE;
 }
+
+void
+gui_test_write_screenshot (GtkWidget *widget, const char *name)
+{
+  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
+  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
+  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
+  GtkSnapshot *snapshot = gtk_snapshot_new ();
+  gdk_paintable_snapshot (paintable, snapshot, width, height);
+  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
+  g_assert_nonnull (node);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
+  cairo_t *cr = cairo_create (surface);
+  gsk_render_node_draw (node, cr);
+  cairo_destroy (cr);
+  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
+  g_autofree char *path = g_build_filename (dir ? dir : ".", name, NULL);
+  g_assert_cmpint (cairo_surface_write_to_png (surface, path), ==, CAIRO_STATUS_SUCCESS);
+  g_test_message ("screenshot: %s (%dx%d)", path, width, height);
+  cairo_surface_destroy (surface);
+  gsk_render_node_unref (node);
+  g_object_unref (paintable);
+}

@@ -18,4 +18,9 @@ void gui_test_spin (guint ms);
  * a snapshot of it shows what is on screen (windows lag under load). */
 gboolean gui_test_widget_drawn (gpointer data);
 
+/* Writes @widget's rendering, once a frame is painted after this call,
+ * to @name in $COWSCOPE_SCREENSHOT_DIR (or "."), for a person to look at:
+ * the assertions measure, they do not look. */
+void gui_test_write_screenshot (GtkWidget *widget, const char *name);
+
 G_END_DECLS

@@ -634,32 +634,6 @@ test_tables (void)
   gtk_window_destroy (window);
 }
 
-/* Writes the widget's rendering to @name in the screenshot folder. */
-static void
-write_screenshot (GtkWidget *widget, const char *name)
-{
-  /* Snapshot afresh, not the render nodes cached from an earlier frame:
-   * wait for a frame painted after this call. */
-  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cairo_t *cr = cairo_create (surface);
-  gsk_render_node_draw (node, cr);
-  cairo_destroy (cr);
-  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
-  g_autofree char *path = g_build_filename (dir ? dir : ".", name, NULL);
-  g_assert_cmpint (cairo_surface_write_to_png (surface, path), ==, CAIRO_STATUS_SUCCESS);
-  g_test_message ("screenshot: %s (%dx%d)", path, width, height);
-  cairo_surface_destroy (surface);
-  gsk_render_node_unref (node);
-  g_object_unref (paintable);
-}
-
 static gboolean
 window_shows_graph (gpointer data)
 {
@@ -723,7 +697,7 @@ test_window_screenshot (void)
   g_test_message ("page %s, graph mapped %d, size %dx%d", cowscope_window_get_visible_page (window),
                   gtk_widget_get_mapped (GTK_WIDGET (graph)), gtk_widget_get_width (GTK_WIDGET (graph)),
                   gtk_widget_get_height (GTK_WIDGET (graph)));
-  write_screenshot (GTK_WIDGET (window), "cowscope-graph.png");
+  gui_test_write_screenshot (GTK_WIDGET (window), "cowscope-graph.png");
   /* What the X server shows, when asked for (COWSCOPE_IMPORT=path). */
   if (g_getenv ("COWSCOPE_IMPORT") != NULL)
     {

@@ -200,31 +200,6 @@ rows_fill_view (gpointer data)
          && count.covered >= gtk_widget_get_height (scroller) - 3 * count.row_height;
 }
 
-/* Writes @widget's rendering to @name in the screenshot folder, for a
- * person to look at (the assertions measure; they do not look). */
-static void
-write_screenshot (GtkWidget *widget, const char *name)
-{
-  g_assert_true (gui_test_wait_until (gui_test_widget_drawn, widget, 10));
-  int width = gtk_widget_get_width (widget), height = gtk_widget_get_height (widget);
-  GdkPaintable *paintable = gtk_widget_paintable_new (widget);
-  GtkSnapshot *snapshot = gtk_snapshot_new ();
-  gdk_paintable_snapshot (paintable, snapshot, width, height);
-  GskRenderNode *node = gtk_snapshot_free_to_node (snapshot);
-  g_assert_nonnull (node);
-  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_ARGB32, width, height);
-  cairo_t *cr = cairo_create (surface);
-  gsk_render_node_draw (node, cr);
-  cairo_destroy (cr);
-  const char *dir = g_getenv ("COWSCOPE_SCREENSHOT_DIR");
-  g_autofree char *path = g_build_filename (dir ? dir : ".", name, NULL);
-  g_assert_cmpint (cairo_surface_write_to_png (surface, path), ==, CAIRO_STATUS_SUCCESS);
-  g_test_message ("screenshot: %s (%dx%d)", path, width, height);
-  cairo_surface_destroy (surface);
-  gsk_render_node_unref (node);
-  g_object_unref (paintable);
-}
-
 /* Defect: opened while a copy was selected, the Events tab drew its
  * first row only; the rest stayed blank until a scroll. */
 static void
@@ -379,7 +354,7 @@ test_cells_not_clipped (void)
                       gtk_widget_get_width (GTK_WIDGET (table)));
       g_assert_cmpuint (checked, >=, 5);
       g_autofree char *name = g_strdup_printf ("tables-%s.png", pages[p].page);
-      write_screenshot (GTK_WIDGET (window), name);
+      gui_test_write_screenshot (GTK_WIDGET (window), name);
 
       /* Every column can be resized by the user. */
       GtkColumnView *view = GTK_COLUMN_VIEW (find_child (GTK_WIDGET (table), GTK_TYPE_COLUMN_VIEW));
@@ -429,7 +404,7 @@ test_cells_not_clipped (void)
       g_assert_true (gui_test_wait_until (gui_test_widget_drawn, table, 10));
       checked += check_cells (table);
       g_autofree char *name = g_strdup_printf ("tables-%s-narrowed.png", pages[p].page);
-      write_screenshot (GTK_WIDGET (window), name);
+      gui_test_write_screenshot (GTK_WIDGET (window), name);
     }
   g_test_message ("%u of %u cells ellipsized with every column at its minimum", n_ellipsized, checked);
   g_assert_cmpuint (checked, >=, 15);
@@ -506,7 +481,7 @@ test_range_summary (void)
       g_assert_true (gui_test_wait_until (gui_test_widget_drawn, view, 10));
       g_assert_cmpuint (check_cells_in (GTK_WIDGET (view)), >=, 5);
       g_autofree char *name = g_strdup_printf ("tables-range-%u.png", g);
-      write_screenshot (GTK_WIDGET (window), name);
+      gui_test_write_screenshot (GTK_WIDGET (window), name);
     }
   /* Sorting by a column orders the rows: most copies first. */
   GtkColumnView *columns = GTK_COLUMN_VIEW (find_child (GTK_WIDGET (view), GTK_TYPE_COLUMN_VIEW));
